@@ -1,0 +1,163 @@
+// Package catalog is the gateway's view of its upstream servers and their
+// tools as agent code sees them: server ids, export names (§6.1), lookup by
+// either name, and ranked search (§4.1).
+//
+// Start with [New] and [Catalog.View]. A [View] belongs to one run and is
+// immutable once filled (codemode-spec §8.2): the first time the run needs a
+// server, the view takes that server's current snapshot from the [Source]
+// (connecting it if need be) and keeps it until the run ends, so a
+// tools/list_changed arriving mid-run affects only the next run.
+//
+// The per-snapshot work (export names, search index, compiled validators) is
+// cached on the [Server] and shared by every view that took the same
+// snapshot.
+package catalog
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/naming"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+// Source provides server snapshots. *upstream.Manager is one.
+type Source interface {
+	Servers() []config.Server
+	Snapshot(ctx context.Context, id string) (*upstream.Snapshot, error)
+}
+
+// Catalog turns snapshots into Servers, caching the result per snapshot.
+type Catalog struct {
+	src Source
+
+	mu    sync.Mutex
+	cache map[string]*Server // by server id: the Server of the latest snapshot seen
+}
+
+// New returns a catalog over src.
+func New(src Source) *Catalog {
+	return &Catalog{src: src, cache: map[string]*Server{}}
+}
+
+// Configured returns the configured servers in declaration order.
+func (c *Catalog) Configured() []config.Server { return c.src.Servers() }
+
+// View starts the view of one run.
+func (c *Catalog) View() *View {
+	return &View{c: c, servers: map[string]*Server{}, errs: map[string]error{}}
+}
+
+func (c *Catalog) server(snap *upstream.Snapshot) *Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.cache[snap.ServerID]; s != nil && s.Snapshot == snap {
+		return s
+	}
+	s := newServer(snap)
+	c.cache[snap.ServerID] = s
+	return s
+}
+
+// Server is one upstream server as of one snapshot. It is immutable; its
+// lazily built parts are safe for concurrent use.
+type Server struct {
+	ID       string
+	Name     string // the config key
+	Snapshot *upstream.Snapshot
+	// Tools are sorted by tool name.
+	Tools []*Tool
+
+	byName   map[string]*Tool
+	byExport map[string]*Tool
+
+	indexOnce sync.Once
+	index     *index
+}
+
+// Tool is one tool of a Server.
+type Tool struct {
+	Name       string // canonical MCP name
+	ExportName string // §6.1 identifier
+	Tool       *mcp.Tool
+
+	// Compiled input validation, built on first use by whoever needs it;
+	// the catalog only keeps it. See Once.
+	once  sync.Once
+	value any
+}
+
+// Once computes a per-tool value once (the run layer keeps its compiled
+// input validator here) and returns it on every later call.
+func (t *Tool) Once(f func(*Tool) any) any {
+	t.once.Do(func() { t.value = f(t) })
+	return t.value
+}
+
+func newServer(snap *upstream.Snapshot) *Server {
+	names := make([]string, len(snap.Tools))
+	for i, t := range snap.Tools {
+		names[i] = t.Name
+	}
+	exports := naming.ExportNames(names)
+	s := &Server{
+		ID:       snap.ServerID,
+		Name:     snap.Name,
+		Snapshot: snap,
+		byName:   make(map[string]*Tool, len(names)),
+		byExport: make(map[string]*Tool, len(names)),
+	}
+	for _, mt := range snap.Tools {
+		t := &Tool{Name: mt.Name, ExportName: exports[mt.Name], Tool: mt}
+		s.Tools = append(s.Tools, t)
+		s.byName[t.Name] = t
+		s.byExport[t.ExportName] = t
+	}
+	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].Name < s.Tools[j].Name })
+	return s
+}
+
+// Lookup finds a tool by canonical name or export name.
+func (s *Server) Lookup(name string) *Tool {
+	if t := s.byName[name]; t != nil {
+		return t
+	}
+	return s.byExport[name]
+}
+
+// Version returns the server's reported version, if any.
+func (s *Server) Version() string {
+	if s.Snapshot.Info != nil {
+		return s.Snapshot.Info.Version
+	}
+	return ""
+}
+
+// Capabilities lists the MCP capabilities the server declared, by name.
+func (s *Server) Capabilities() []string {
+	c := s.Snapshot.Capabilities
+	if c == nil {
+		return nil
+	}
+	var out []string
+	if c.Tools != nil {
+		out = append(out, "tools")
+	}
+	if c.Resources != nil {
+		out = append(out, "resources")
+	}
+	if c.Prompts != nil {
+		out = append(out, "prompts")
+	}
+	if c.Completions != nil {
+		out = append(out, "completions")
+	}
+	if c.Logging != nil {
+		out = append(out, "logging")
+	}
+	return out
+}

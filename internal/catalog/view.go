@@ -1,0 +1,152 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+)
+
+// ErrUnknownServer is returned for a server id that is not configured.
+var ErrUnknownServer = errors.New("unknown server")
+
+// View is the catalog as one run sees it. Safe for concurrent use: tool
+// calls and discovery calls of a run run in parallel.
+type View struct {
+	c *Catalog
+
+	mu      sync.Mutex
+	servers map[string]*Server
+	errs    map[string]error
+	// inflight dedupes concurrent first uses of one server within the run.
+	inflight map[string]chan struct{}
+}
+
+// IDs returns the configured server ids in declaration order.
+func (v *View) IDs() []string {
+	cs := v.c.src.Servers()
+	ids := make([]string, len(cs))
+	for i, s := range cs {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// Config returns the configuration of server id.
+func (v *View) Config(id string) (config.Server, bool) {
+	for _, s := range v.c.src.Servers() {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return config.Server{}, false
+}
+
+// Server returns server id as of the first time this view asked for it. An
+// id that is not configured gives ErrUnknownServer; a server that cannot be
+// reached gives the upstream's error, and keeps giving it for the rest of the
+// run (a run sees one state of the world).
+func (v *View) Server(ctx context.Context, id string) (*Server, error) {
+	for {
+		v.mu.Lock()
+		if s, ok := v.servers[id]; ok {
+			v.mu.Unlock()
+			return s, nil
+		}
+		if err, ok := v.errs[id]; ok {
+			v.mu.Unlock()
+			return nil, err
+		}
+		if ch, ok := v.inflight[id]; ok {
+			v.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if _, ok := v.Config(id); !ok {
+			v.mu.Unlock()
+			return nil, ErrUnknownServer
+		}
+		if v.inflight == nil {
+			v.inflight = map[string]chan struct{}{}
+		}
+		ch := make(chan struct{})
+		v.inflight[id] = ch
+		v.mu.Unlock()
+
+		snap, err := v.c.src.Snapshot(ctx, id)
+		v.mu.Lock()
+		delete(v.inflight, id)
+		if err != nil {
+			// A cancelled ctx is this caller's problem, not the server's:
+			// do not pin it for the rest of the run.
+			if ctx.Err() == nil {
+				v.errs[id] = err
+			}
+		} else {
+			v.servers[id] = v.c.server(snap)
+		}
+		v.mu.Unlock()
+		close(ch)
+		if err != nil {
+			return nil, err
+		}
+		return v.servers[id], nil
+	}
+}
+
+// All returns every configured server, connecting those not yet seen in
+// parallel. Servers that fail are in the error map, not in the slice; the
+// slice is in declaration order.
+func (v *View) All(ctx context.Context) ([]*Server, map[string]error) {
+	ids := v.IDs()
+	res := make([]*Server, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], errs[i] = v.Server(ctx, id)
+		}()
+	}
+	wg.Wait()
+	var out []*Server
+	failed := map[string]error{}
+	for i, s := range res {
+		if errs[i] != nil {
+			failed[ids[i]] = errs[i]
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, failed
+}
+
+// Failures returns the servers this view could not reach, and why.
+func (v *View) Failures() map[string]error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[string]error, len(v.errs))
+	for k, e := range v.errs {
+		out[k] = e
+	}
+	return out
+}
+
+// Seen returns the servers this view has taken a snapshot of.
+func (v *View) Seen() []*Server {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []*Server
+	for _, id := range v.IDs() {
+		if s, ok := v.servers[id]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+// Package cli implements the codemode command line: `codemode run`,
+// `codemode types` and `codemode serve`. Start with [Main].
+//
+// Conventions: stdout carries the command's output (the response JSON, the
+// declarations, or the MCP protocol itself for `serve` over stdio); logs go
+// to stderr through slog. Exit status 0 means success, 1 that the script
+// reported an error diagnostic, 2 a usage or configuration error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+// Exit statuses.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the run reported an error diagnostic
+	ExitUsage  = 2 // bad flags, bad config
+)
+
+// Version is the gateway's version, set at build time with
+// -ldflags "-X github.com/codemode-mcp/codemode/internal/cli.Version=...".
+var Version = "dev"
+
+// env is what a command runs with.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+const usage = `codemode puts MCP servers behind Code Mode.
+
+Usage:
+  codemode serve [--config FILE] [--http ADDR]   serve MCP over stdio (default) or Streamable HTTP
+  codemode run [flags] SCRIPT|-                  run one script and print the response JSON
+  codemode types [--config FILE] [--out DIR]     print or write TypeScript declarations
+  codemode version
+
+The configuration is --config FILE, else $CODEMODE_CONFIG, else ./codemode.json,
+else no upstream servers. Run "codemode <command> -h" for a command's flags.
+`
+
+// Main runs the command line args (without the program name) and returns
+// the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "run":
+		return e.run(args[1:])
+	case "types":
+		return e.types(args[1:])
+	case "serve":
+		return e.serve(args[1:])
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "codemode", Version)
+		return ExitOK
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "codemode: unknown command %q\n\n%s", args[0], usage)
+	return ExitUsage
+}
+
+// common are the flags every command has.
+type common struct {
+	config   string
+	logLevel string
+}
+
+func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
+	fs.StringVar(&c.config, "config", "", "configuration file (default $"+config.EnvVar+", else ./"+config.DefaultFile+")")
+	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level on stderr: debug, info, warn or error")
+}
+
+func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// parse parses flags that may come before or after the positional
+// arguments (`codemode run script.ts --timeout-ms 500`).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: codemode %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// usageErr reports a usage error and returns ExitUsage.
+func (e *env) usageErr(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	fmt.Fprintln(e.stderr, "codemode:", err)
+	return ExitUsage
+}
+
+// gateway is what every command builds from the configuration.
+type gateway struct {
+	cfg *config.Config
+	mgr *upstream.Manager
+	cat *catalog.Catalog
+	log *slog.Logger
+}
+
+func (e *env) open(c common, opts *upstream.Options) (*gateway, int) {
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return nil, e.usageErr(err)
+	}
+	cfg, err := config.Load(c.config)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "codemode: configuration error:", err)
+		return nil, ExitUsage
+	}
+	var o upstream.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Logger = log
+	o.CallTimeout = cfg.CallTimeout
+	o.ClientVersion = Version
+	mgr := upstream.New(cfg.Servers, &o)
+	return &gateway{cfg: cfg, mgr: mgr, cat: catalog.New(mgr), log: log}, ExitOK
+}
+
+func (g *gateway) close() { g.mgr.Close() }
+
+// readScript reads a script from a file or, for "-", from stdin.
+func (e *env) readScript(path string) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(io.LimitReader(e.stdin, 10<<20))
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the script: %w", err)
+	}
+	return strings.TrimPrefix(string(b), "\ufeff"), nil
+}

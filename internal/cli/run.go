@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/run"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func (e *env) run(args []string) int {
+	fs := newFlagSet("run", e.stderr, "run [flags] SCRIPT|-")
+	var c common
+	c.register(fs, "warn")
+	var l config.Limits
+	var caps stringList
+	fs.Int64Var(&l.TimeoutMs, "timeout-ms", 0, "wall-clock limit of the run in milliseconds (default 30000)")
+	fs.Int64Var(&l.MaxMemoryBytes, "max-memory-bytes", 0, "memory limit of the sandbox in bytes (default 64 MiB)")
+	fs.Int64Var(&l.MaxLogBytes, "max-log-bytes", 0, "bytes of console output kept (default 64 KiB)")
+	fs.Int64Var(&l.MaxToolCalls, "max-tool-calls", 0, "tool calls allowed (default 100)")
+	fs.Int64Var(&l.MaxResultBytes, "max-result-bytes", 0, "largest result in bytes of JSON (default 1 MiB)")
+	fs.Var(&caps, "capability", "server id to connect before the script starts (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return e.usageErr(err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return e.usageErr(errors.New("run needs exactly one SCRIPT (a file, or - for stdin)"))
+	}
+	for _, v := range []int64{l.TimeoutMs, l.MaxMemoryBytes, l.MaxLogBytes, l.MaxToolCalls, l.MaxResultBytes} {
+		if v < 0 {
+			return e.usageErr(errors.New("limits must be positive numbers"))
+		}
+	}
+	code, err := e.readScript(pos[0])
+	if err != nil {
+		return e.usageErr(err)
+	}
+	g, status := e.open(c, nil)
+	if g == nil {
+		return status
+	}
+	defer g.close()
+	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
+	resp := r.Run(e.ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps})
+	out, _ := json.MarshalIndent(resp, "", "  ")
+	fmt.Fprintln(e.stdout, string(out))
+	if resp.Failed() {
+		return ExitFailed
+	}
+	return ExitOK
+}

@@ -1,0 +1,272 @@
+// Package config loads the gateway's JSON configuration: the `mcpServers`
+// object that Claude Desktop, Cursor and Claude Code already use, plus an
+// optional `codemode` object with the gateway's own settings.
+//
+// Start with [Load], which finds the file ([Find]), parses it strictly and
+// returns a [Config] whose servers are in declaration order and already carry
+// their §5.0.1 server ids. Every mistake comes back as an [*Error] naming the
+// file, the key and the fix.
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// EnvVar names the environment variable consulted when no --config flag is
+// given.
+const EnvVar = "CODEMODE_CONFIG"
+
+// DefaultFile is the file looked for in the working directory last.
+const DefaultFile = "codemode.json"
+
+// Transport is how the gateway reaches an upstream server.
+type Transport string
+
+const (
+	Stdio      Transport = "stdio"
+	Streamable Transport = "http" // MCP Streamable HTTP, the default for `url` entries
+	SSE        Transport = "sse"  // the 2024-11-05 HTTP+SSE transport
+)
+
+// Server is one entry of `mcpServers`.
+type Server struct {
+	// ID is the module path segment of §5.0.1, unique within the config.
+	ID string
+	// Name is the key as written in the file.
+	Name      string
+	Transport Transport
+
+	// Stdio servers.
+	Command string
+	Args    []string
+	Env     map[string]string // added to the gateway's own environment
+	Cwd     string
+
+	// Remote servers.
+	URL     string
+	Headers map[string]string
+
+	// CallTimeout bounds each tool call; zero means the gateway default.
+	CallTimeout time.Duration
+
+	// Unresolved lists the ${VAR} references that were not set in the
+	// environment and had no default. Such a server is not started; the
+	// connection layer reports why with this list.
+	Unresolved []string
+}
+
+// Limits are the §3.2.4 execution limits. A zero field means "not set".
+type Limits struct {
+	TimeoutMs      int64 `json:"timeoutMs,omitempty"`
+	MaxMemoryBytes int64 `json:"maxMemoryBytes,omitempty"`
+	MaxLogBytes    int64 `json:"maxLogBytes,omitempty"`
+	MaxToolCalls   int64 `json:"maxToolCalls,omitempty"`
+	MaxResultBytes int64 `json:"maxResultBytes,omitempty"`
+}
+
+// Config is a loaded configuration.
+type Config struct {
+	// File is the path the configuration came from; empty for the embedded
+	// default used when there is no file at all.
+	File    string
+	Servers []Server
+
+	// DefaultLimits apply when a request does not set a limit; MaxLimits cap
+	// what a request may ask for. Both are fully populated by Load.
+	DefaultLimits Limits
+	MaxLimits     Limits
+
+	// CallTimeout bounds each upstream tool call unless a server sets its own.
+	CallTimeout time.Duration
+
+	// Serve holds the settings of `codemode serve`.
+	Serve Serve
+}
+
+// Serve holds settings that only matter when serving MCP.
+type Serve struct {
+	// Surfaces lists the tool surfaces to expose, in order. Known values are
+	// in KnownSurfaces. Default: ["run"].
+	Surfaces []string
+	// RunToolName is the name of the run surface's tool. Default
+	// "codemode_run".
+	RunToolName string
+	// BindingLevel is "server" or "tool": how the files surface splits
+	// declarations into virtual files. Default "server".
+	BindingLevel string
+	// TypesBudgetTokens is the largest size, in o200k_base tokens, of the
+	// declarations injected into the run tool's description before the
+	// gateway switches to a compact index (codemode-spec §4.4). Default 4000.
+	TypesBudgetTokens int
+	// IndexBudgetTokens bounds the compact index itself. Default 1500.
+	IndexBudgetTokens int
+}
+
+// KnownSurfaces are the values Serve.Surfaces accepts.
+var KnownSurfaces = []string{"run", "search-execute", "files", "emceepee"}
+
+// Built-in limits. The defaults are those of the issue that introduced them;
+// the maxima are what a request may raise a limit to unless the config says
+// otherwise.
+var (
+	BuiltinDefaultLimits = Limits{
+		TimeoutMs:      30_000,
+		MaxMemoryBytes: 64 << 20,
+		MaxLogBytes:    64 << 10,
+		MaxToolCalls:   100,
+		MaxResultBytes: 1 << 20,
+	}
+	BuiltinMaxLimits = Limits{
+		TimeoutMs:      300_000,
+		MaxMemoryBytes: 512 << 20,
+		MaxLogBytes:    1 << 20,
+		MaxToolCalls:   1000,
+		MaxResultBytes: 8 << 20,
+	}
+)
+
+// DefaultCallTimeout bounds one upstream tool call when the config does not.
+const DefaultCallTimeout = 60 * time.Second
+
+// Find returns the configuration file to use: flagPath if set, else
+// $CODEMODE_CONFIG, else ./codemode.json if it exists. It returns "" when
+// none applies, meaning the embedded default. A path given explicitly (flag
+// or environment) that does not exist is an error.
+func Find(flagPath string) (string, error) {
+	for _, c := range []struct{ path, via string }{{flagPath, "--config"}, {os.Getenv(EnvVar), "$" + EnvVar}} {
+		if c.path == "" {
+			continue
+		}
+		if _, err := os.Stat(c.path); err != nil {
+			return "", &Error{File: c.path, Problem: "cannot read the configuration file given by " + c.via + ": " + err.Error(),
+				Fix: "check the path, or leave " + c.via + " unset to run with no upstream servers"}
+		}
+		return c.path, nil
+	}
+	if _, err := os.Stat(DefaultFile); err == nil {
+		abs, _ := filepath.Abs(DefaultFile)
+		return abs, nil
+	}
+	return "", nil
+}
+
+// Load finds and parses the configuration. flagPath is the value of the
+// --config flag, if any. With no file at all it returns the embedded default:
+// no servers and built-in settings.
+func Load(flagPath string) (*Config, error) {
+	path, err := Find(flagPath)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return Default(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Problem: err.Error(), Fix: "make the file readable"}
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Default is the configuration used when there is no file: no upstream
+// servers, built-in limits and surfaces.
+func Default() *Config {
+	c := &Config{}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	fill := func(dst *Limits, src Limits) {
+		if dst.TimeoutMs == 0 {
+			dst.TimeoutMs = src.TimeoutMs
+		}
+		if dst.MaxMemoryBytes == 0 {
+			dst.MaxMemoryBytes = src.MaxMemoryBytes
+		}
+		if dst.MaxLogBytes == 0 {
+			dst.MaxLogBytes = src.MaxLogBytes
+		}
+		if dst.MaxToolCalls == 0 {
+			dst.MaxToolCalls = src.MaxToolCalls
+		}
+		if dst.MaxResultBytes == 0 {
+			dst.MaxResultBytes = src.MaxResultBytes
+		}
+	}
+	fill(&c.MaxLimits, BuiltinMaxLimits)
+	fill(&c.DefaultLimits, BuiltinDefaultLimits)
+	c.DefaultLimits = c.DefaultLimits.Clamp(c.MaxLimits)
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if len(c.Serve.Surfaces) == 0 {
+		c.Serve.Surfaces = []string{"run"}
+	}
+	if c.Serve.RunToolName == "" {
+		c.Serve.RunToolName = "codemode_run"
+	}
+	if c.Serve.BindingLevel == "" {
+		c.Serve.BindingLevel = "server"
+	}
+	if c.Serve.TypesBudgetTokens == 0 {
+		c.Serve.TypesBudgetTokens = 4000
+	}
+	if c.Serve.IndexBudgetTokens == 0 {
+		c.Serve.IndexBudgetTokens = 1500
+	}
+}
+
+// Clamp returns l with every field capped at the corresponding field of max.
+// Zero fields of l stay zero.
+func (l Limits) Clamp(max Limits) Limits {
+	c := func(v, m int64) int64 {
+		if v > m {
+			return m
+		}
+		return v
+	}
+	return Limits{
+		TimeoutMs:      c(l.TimeoutMs, max.TimeoutMs),
+		MaxMemoryBytes: c(l.MaxMemoryBytes, max.MaxMemoryBytes),
+		MaxLogBytes:    c(l.MaxLogBytes, max.MaxLogBytes),
+		MaxToolCalls:   c(l.MaxToolCalls, max.MaxToolCalls),
+		MaxResultBytes: c(l.MaxResultBytes, max.MaxResultBytes),
+	}
+}
+
+// Resolve returns the limits a request gets: each field the request sets
+// (positive) replaces the default, and the result is capped at the maxima.
+// A request can therefore lower any limit, and raise one only up to its
+// maximum.
+func (c *Config) Resolve(req Limits) Limits {
+	l := c.DefaultLimits
+	if req.TimeoutMs > 0 {
+		l.TimeoutMs = req.TimeoutMs
+	}
+	if req.MaxMemoryBytes > 0 {
+		l.MaxMemoryBytes = req.MaxMemoryBytes
+	}
+	if req.MaxLogBytes > 0 {
+		l.MaxLogBytes = req.MaxLogBytes
+	}
+	if req.MaxToolCalls > 0 {
+		l.MaxToolCalls = req.MaxToolCalls
+	}
+	if req.MaxResultBytes > 0 {
+		l.MaxResultBytes = req.MaxResultBytes
+	}
+	return l.Clamp(c.MaxLimits)
+}
+
+// Server returns the server with the given id.
+func (c *Config) Server(id string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Server{}, false
+}

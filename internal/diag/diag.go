@@ -1,0 +1,113 @@
+// Package diag defines what a run reports when something goes wrong: the
+// §3.3.3 [Diagnostic], the machine-readable codes, and the §7.1 error classes
+// that agent code catches as exceptions.
+//
+// A failure inside a script is never a Go error of the outer call: it is a
+// Diagnostic in the response (codemode-spec §3.3.4). A failure of one tool
+// call is an [*Error] that the sandbox rethrows as an instance of its
+// @codemode/errors class. Start with [Diagnostic] and [Error].
+package diag
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity of a diagnostic.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Code is a machine-readable diagnostic code. The first four are the ones the
+// spec names; the rest are ours and are documented in the run tool's
+// description.
+type Code string
+
+const (
+	SyntaxError       Code = "SYNTAX_ERROR"       // the script does not parse
+	UncaughtException Code = "UNCAUGHT_EXCEPTION" // an exception or rejection nobody handled
+	ImportFailure     Code = "IMPORT_FAILURE"     // an import that cannot be resolved
+	SandboxLimit      Code = "SANDBOX_LIMIT"      // a limit of §3.2.4 (or the script size) was hit
+	// ResultNotSerializable: __codemode_result__ holds something JSON cannot
+	// carry (a function, a BigInt, a cycle).
+	ResultNotSerializable Code = "RESULT_NOT_SERIALIZABLE"
+	// Unsettled: the script awaits a promise that nothing can ever settle.
+	Unsettled Code = "UNSETTLED_PROMISE"
+	// CapabilityUnavailable: a requestedCapabilities entry the host cannot
+	// provide (§3.2.3), reported eagerly as a warning.
+	CapabilityUnavailable Code = "CAPABILITY_UNAVAILABLE"
+	// UpstreamUnavailable: a server failed to start or died; the run goes on.
+	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	// InvalidRequest: the request itself is malformed (no code, bad limits).
+	InvalidRequest Code = "INVALID_REQUEST"
+	// Canceled: the caller cancelled the run (the client went away, the
+	// gateway is shutting down).
+	Canceled Code = "CANCELLED"
+)
+
+// Diagnostic is one entry of the response's `diagnostics` (§3.3.3).
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	Code     Code     `json:"code"`
+	Message  string   `json:"message"`
+	// Hint is one corrective action.
+	Hint string `json:"hint,omitempty"`
+	// Path is a source location ("script.ts:3:7") or a JSON Pointer.
+	Path string `json:"path,omitempty"`
+	// ErrorClass is the @codemode/errors class, when one applies.
+	ErrorClass Class `json:"errorClass,omitempty"`
+}
+
+// Class names a §7.1 error class.
+type Class string
+
+const (
+	CodemodeError         Class = "CodemodeError"
+	SchemaValidationError Class = "SchemaValidationError"
+	ToolNotFoundError     Class = "ToolNotFoundError"
+	ServerNotFoundError   Class = "ServerNotFoundError"
+	ToolCallError         Class = "ToolCallError"
+	AuthenticationError   Class = "AuthenticationError"
+	SandboxLimitError     Class = "SandboxLimitError"
+)
+
+// Classes lists the subclasses of CodemodeError in declaration order.
+var Classes = []Class{SchemaValidationError, ToolNotFoundError, ServerNotFoundError, ToolCallError, AuthenticationError, SandboxLimitError}
+
+// Error is a failure the sandbox throws into agent code as an instance of
+// Class. Fields are extra own properties of that instance (toolName, path,
+// …), all plain JSON data.
+type Error struct {
+	Class   Class
+	Message string
+	Hint    string
+	Fields  map[string]any
+}
+
+func (e *Error) Error() string {
+	if e.Hint == "" {
+		return fmt.Sprintf("%s: %s", e.Class, e.Message)
+	}
+	return fmt.Sprintf("%s: %s (hint: %s)", e.Class, e.Message, e.Hint)
+}
+
+// Errorf builds an Error of class c with a hint and optional fields.
+func Errorf(c Class, hint string, fields map[string]any, format string, args ...any) *Error {
+	return &Error{Class: c, Message: fmt.Sprintf(format, args...), Hint: hint, Fields: fields}
+}
+
+// ListHint renders a "did you mean"-free list of what exists, for hints such
+// as "available servers: a, b, c". Long lists are cut with a count.
+func ListHint(what string, items []string, max int) string {
+	if len(items) == 0 {
+		return "there are no " + what
+	}
+	if max > 0 && len(items) > max {
+		return fmt.Sprintf("available %s: %s, … (%d more)", what, strings.Join(items[:max], ", "), len(items)-max)
+	}
+	return "available " + what + ": " + strings.Join(items, ", ")
+}

@@ -1,0 +1,225 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// This file serves @codemode/discovery (§4.1–4.3).
+
+// ServerInfo is §4.2.1, plus the connection status.
+type ServerInfo struct {
+	ServerID     string   `json:"serverId"`
+	ServerName   string   `json:"serverName"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Status       string   `json:"status"`
+	Error        string   `json:"error,omitempty"`
+}
+
+// ServerDescription is §4.2.2.
+type ServerDescription struct {
+	ServerInfo
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Title       string `json:"title,omitempty"`
+	ToolCount   int    `json:"toolCount"`
+}
+
+// ToolDefinition is §4.2.3/4.2.4; ServerID is set in search results
+// (§4.2.5). Which fields are filled depends on the detail level (§4.3).
+type ToolDefinition struct {
+	ServerID     string `json:"serverId,omitempty"`
+	ToolName     string `json:"toolName"`
+	ExportName   string `json:"exportName"`
+	Description  string `json:"description,omitempty"`
+	Annotations  any    `json:"annotations,omitempty"`
+	InputSchema  any    `json:"inputSchema,omitempty"`
+	OutputSchema any    `json:"outputSchema,omitempty"`
+}
+
+// Detail levels (§4.3).
+const (
+	DetailName        = "name"
+	DetailDescription = "description"
+	DetailFull        = "full"
+)
+
+// Define renders a tool at a detail level.
+func Define(t *catalog.Tool, detail string) ToolDefinition {
+	d := ToolDefinition{ToolName: t.Name, ExportName: t.ExportName}
+	if detail == DetailName {
+		return d
+	}
+	d.Description = t.Tool.Description
+	if t.Tool.Annotations != nil {
+		d.Annotations = t.Tool.Annotations
+	}
+	if detail == DetailFull {
+		d.InputSchema = t.Tool.InputSchema
+		d.OutputSchema = t.Tool.OutputSchema
+	}
+	return d
+}
+
+type options struct {
+	Detail   string `json:"detail"`
+	ServerID string `json:"serverId"`
+	Limit    int    `json:"limit"`
+}
+
+// DefaultSearchLimit and MaxSearchLimit bound searchTools results.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 100
+)
+
+func badArgument(fn, msg, hint string) *diag.Error {
+	return &diag.Error{Class: diag.CodemodeError, Message: fn + ": " + msg, Hint: hint}
+}
+
+// args decodes a discovery call's positional arguments: a string and an
+// optional options object.
+func args(fn string, payload json.RawMessage, strName string) (string, options, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return "", options{}, badArgument(fn, "malformed arguments", "call it as documented")
+	}
+	var s string
+	if len(raw) < 1 || json.Unmarshal(raw[0], &s) != nil {
+		return "", options{}, badArgument(fn, strName+" must be a string", fmt.Sprintf("call %s(%s: string, ...)", fn, strName))
+	}
+	var o options
+	if len(raw) > 1 && string(raw[1]) != "null" {
+		if err := json.Unmarshal(raw[1], &o); err != nil {
+			return "", options{}, badArgument(fn, "options must be an object like { detail: \"name\" }", `pass { detail: "name" | "description" | "full" }`)
+		}
+	}
+	switch o.Detail {
+	case "":
+		o.Detail = DetailDescription
+	case DetailName, DetailDescription, DetailFull:
+	default:
+		return "", options{}, badArgument(fn, fmt.Sprintf("unknown detail %q", o.Detail), `use detail "name", "description" or "full"`)
+	}
+	return s, o, nil
+}
+
+func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
+	servers, failed := v.cat.All(ctx)
+	byID := map[string]*catalog.Server{}
+	for _, s := range servers {
+		byID[s.ID] = s
+	}
+	out := []ServerInfo{}
+	for _, id := range v.cat.IDs() {
+		cfg, _ := v.cat.Config(id)
+		info := ServerInfo{ServerID: id, ServerName: cfg.Name, Status: "connected"}
+		if s := byID[id]; s != nil {
+			info.Capabilities = s.Capabilities()
+		} else {
+			info.Status = "error"
+			if err := failed[id]; err != nil {
+				info.Error = err.Error()
+			}
+		}
+		out = append(out, info)
+	}
+	return json.Marshal(out)
+}
+
+func (v *View) server(ctx context.Context, id string) (*catalog.Server, error) {
+	s, err := v.cat.Server(ctx, id)
+	if err != nil {
+		return nil, serverError(id, err, v.cat.IDs())
+	}
+	return s, nil
+}
+
+func (v *View) describeServer(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	id, _, err := args("describeServer", payload, "serverId")
+	if err != nil {
+		return nil, err
+	}
+	s, err := v.server(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := ServerDescription{ServerInfo: ServerInfo{ServerID: s.ID, ServerName: s.Name, Capabilities: s.Capabilities(), Status: "connected"},
+		Description: s.Snapshot.Instructions, Version: s.Version(), ToolCount: len(s.Tools)}
+	if info := s.Snapshot.Info; info != nil {
+		d.Title = info.Title
+	}
+	return json.Marshal(d)
+}
+
+func (v *View) listTools(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	id, o, err := args("listTools", payload, "serverId")
+	if err != nil {
+		return nil, err
+	}
+	s, err := v.server(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ToolDefinition, len(s.Tools))
+	for i, t := range s.Tools {
+		out[i] = Define(t, o.Detail)
+	}
+	return json.Marshal(out)
+}
+
+func (v *View) getTool(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	var raw []json.RawMessage
+	var id, name string
+	if json.Unmarshal(payload, &raw) != nil || len(raw) < 2 || json.Unmarshal(raw[0], &id) != nil || json.Unmarshal(raw[1], &name) != nil {
+		return nil, badArgument("getTool", "serverId and toolName must be strings", "call getTool(serverId, toolName)")
+	}
+	s, err := v.server(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t := s.Lookup(name)
+	if t == nil {
+		return nil, toolNotFound(s, name)
+	}
+	return json.Marshal(Define(t, DetailFull))
+}
+
+// SearchResults is §4.2.5.
+type SearchResults struct {
+	Query   string           `json:"query"`
+	Results []ToolDefinition `json:"results"`
+}
+
+func (v *View) searchTools(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	q, o, err := args("searchTools", payload, "query")
+	if err != nil {
+		return nil, err
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	var servers []*catalog.Server
+	if o.ServerID != "" {
+		s, err := v.server(ctx, o.ServerID)
+		if err != nil {
+			return nil, err
+		}
+		servers = []*catalog.Server{s}
+	} else {
+		servers, _ = v.cat.All(ctx)
+	}
+	res := SearchResults{Query: q, Results: []ToolDefinition{}}
+	for _, h := range catalog.Search(servers, q, limit) {
+		d := Define(h.Tool, o.Detail)
+		d.ServerID = h.Server.ID
+		res.Results = append(res.Results, d)
+	}
+	return json.Marshal(res)
+}

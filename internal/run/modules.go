@@ -1,0 +1,130 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// Module specifiers of the in-sandbox API.
+const (
+	DiscoveryModule    = "@codemode/discovery"
+	ServerModulePrefix = "@codemode/servers/"
+)
+
+// resolve answers the sandbox's imports. It runs while the engine links
+// modules, so connecting a server here blocks the script, which is what an
+// import means.
+func (v *View) resolve(ctx context.Context, spec string) (string, error) {
+	switch {
+	case spec == DiscoveryModule:
+		return discoverySource, nil
+	case strings.HasPrefix(spec, ServerModulePrefix):
+		id := strings.TrimPrefix(spec, ServerModulePrefix)
+		s, err := v.cat.Server(ctx, id)
+		if err != nil {
+			de := serverError(id, err, v.cat.IDs())
+			v.mu.Lock()
+			v.importFails[id] = true
+			v.mu.Unlock()
+			return "", &diag.Error{Class: de.Class, Message: fmt.Sprintf("cannot import %q: %s", spec, de.Message), Hint: de.Hint}
+		}
+		return ServerModuleSource(s), nil
+	}
+	if v.x.Modules != nil {
+		if src, ok := v.x.Modules(ctx, spec); ok {
+			return src, nil
+		}
+	}
+	return "", &diag.Error{Class: diag.CodemodeError, Message: fmt.Sprintf("there is no module %q", spec),
+		Hint: "import @codemode/discovery, @codemode/errors or @codemode/servers/<serverId>; " + diag.ListHint("server ids", v.cat.IDs(), 20)}
+}
+
+// ServerModuleSource generates the JavaScript of @codemode/servers/<id>: one
+// frozen async function per tool and a deep-frozen __meta__ (§5.1, §5.2).
+// Local names are generated (t0, t1, …) and exported under the §6.1 names,
+// because an export name may be a word that cannot name a local binding.
+func ServerModuleSource(s *catalog.Server) string {
+	var b strings.Builder
+	b.WriteString(`import { call, freeze, deepFreeze } from "@codemode/internal";` + "\n")
+	fmt.Fprintf(&b, "const S = %s;\n", jsString(s.ID))
+	var exports []string
+	for i, t := range s.Tools {
+		// The object literal gives each function the export name as its
+		// .name, for readable stack traces; arguments.length tells "no
+		// argument" from an explicit undefined (§5.3.1).
+		fmt.Fprintf(&b, "const t%d = freeze({ %s: function (input) { return call(\"tool\", arguments.length === 0 ? [S, %s] : [S, %s, input]); } }[%s]);\n",
+			i, jsString(t.ExportName), jsString(t.Name), jsString(t.Name), jsString(t.ExportName))
+		exports = append(exports, fmt.Sprintf("t%d as %s", i, t.ExportName))
+	}
+	meta := map[string]any{"serverId": s.ID, "serverName": s.Name, "tools": metaTools(s)}
+	if ver := s.Version(); ver != "" {
+		meta["serverVersion"] = ver
+	}
+	mb, _ := json.Marshal(meta)
+	fmt.Fprintf(&b, "const __meta__ = deepFreeze(%s);\n", mb)
+	exports = append(exports, "__meta__")
+	fmt.Fprintf(&b, "export { %s };\n", strings.Join(exports, ", "))
+	return b.String()
+}
+
+type metaTool struct {
+	ToolName    string `json:"toolName"`
+	ExportName  string `json:"exportName"`
+	Description string `json:"description,omitempty"`
+}
+
+func metaTools(s *catalog.Server) []metaTool {
+	out := make([]metaTool, len(s.Tools))
+	for i, t := range s.Tools {
+		out[i] = metaTool{ToolName: t.Name, ExportName: t.ExportName, Description: t.Tool.Description}
+	}
+	return out
+}
+
+// jsString quotes s as a JavaScript string literal. JSON strings are valid
+// JavaScript string literals (U+2028 and U+2029 included, since ES2019).
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// discoverySource is @codemode/discovery (§4.1). Each function forwards its
+// arguments, as JSON, to the host; the host answers with plain data.
+var discoverySource = `import { call, freeze } from "@codemode/internal";
+export const specVersion = ` + jsString(SpecVersion) + `;
+export const listServers = freeze(function listServers() { return call("discovery.listServers", []); });
+export const describeServer = freeze(function describeServer(serverId) { return call("discovery.describeServer", [serverId]); });
+export const listTools = freeze(function listTools(serverId, options) { return call("discovery.listTools", [serverId, options]); });
+export const getTool = freeze(function getTool(serverId, toolName) { return call("discovery.getTool", [serverId, toolName]); });
+export const searchTools = freeze(function searchTools(query, options) { return call("discovery.searchTools", [query, options]); });
+`
+
+// handle serves the sandbox's host operations.
+func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error) {
+	switch op {
+	case "tool":
+		return v.tool(ctx, payload)
+	case "discovery.listServers":
+		return v.listServers(ctx)
+	case "discovery.describeServer":
+		return v.describeServer(ctx, payload)
+	case "discovery.listTools":
+		return v.listTools(ctx, payload)
+	case "discovery.getTool":
+		return v.getTool(ctx, payload)
+	case "discovery.searchTools":
+		return v.searchTools(ctx, payload)
+	}
+	if v.x.Ops != nil {
+		if out, err, ok := v.x.Ops(ctx, v, op, payload); ok {
+			return out, err
+		}
+	}
+	return nil, errors.New("unknown host operation " + op)
+}

@@ -1,0 +1,336 @@
+// Package run executes one codemode.run request: it transpiles the agent's
+// script, gives it the in-sandbox API of codemode-spec §4–§7 over the
+// catalog and the upstream servers, runs it in a fresh sandbox and returns
+// the §3.3 response.
+//
+// Start with [New] and [Runner.Run]. A Runner is safe for concurrent use;
+// every Run gets its own sandbox and its own immutable catalog view.
+//
+// Tool calls go through one replaceable [Caller] (by default the upstream
+// manager): a replay mode substitutes its own to answer calls from a
+// recorded log, and sets [Options.Deterministic] so that reruns see the same
+// Math.random and Date.
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
+	"github.com/codemode-mcp/codemode/internal/transpile"
+)
+
+// SpecVersion is the codemode-spec version this host implements, exported
+// to agent code as @codemode/discovery's specVersion.
+const SpecVersion = "1.0.0"
+
+// MaxScriptBytes is the largest script accepted.
+const MaxScriptBytes = 100 * 1000
+
+// Request is a codemode.run request (§3.2).
+type Request struct {
+	Code                  string        `json:"code"`
+	Limits                config.Limits `json:"limits,omitzero"`
+	RequestedCapabilities []string      `json:"requestedCapabilities,omitempty"`
+}
+
+// Response is a codemode.run response (§3.3). Every slice is non-nil so
+// that it marshals as [] rather than null.
+type Response struct {
+	Logs        []sandbox.LogEntry `json:"logs"`
+	Result      json.RawMessage    `json:"result"`
+	Diagnostics []diag.Diagnostic  `json:"diagnostics"`
+	ToolTrace   []TraceEntry       `json:"toolTrace"`
+}
+
+// Failed reports whether any diagnostic is an error.
+func (r *Response) Failed() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == diag.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// TraceEntry is one tool call as §3.3.2 allows it to be reported: never its
+// input or output.
+type TraceEntry struct {
+	ServerID   string `json:"serverId"`
+	ToolName   string `json:"toolName"`
+	DurationMs int64  `json:"durationMs"`
+	OK         bool   `json:"ok"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Caller performs tool calls. *upstream.Manager is one.
+type Caller interface {
+	CallTool(ctx context.Context, serverID, tool string, args any) (*mcp.CallToolResult, error)
+}
+
+// Options configure a Runner. All fields are optional.
+type Options struct {
+	// Caller replaces the default tool caller.
+	Caller Caller
+	// Deterministic makes every run reproducible (seeded Math.random,
+	// fixed Date).
+	Deterministic *sandbox.Deterministic
+	Logger        *slog.Logger
+}
+
+// Runner runs scripts against a catalog.
+type Runner struct {
+	cfg    *config.Config
+	cat    *catalog.Catalog
+	caller Caller
+	opts   Options
+}
+
+// New returns a Runner. caller performs tool calls unless opts.Caller
+// replaces it; it may be nil only if opts.Caller is set.
+func New(cfg *config.Config, cat *catalog.Catalog, caller Caller, opts *Options) *Runner {
+	r := &Runner{cfg: cfg, cat: cat, caller: caller}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Caller != nil {
+		r.caller = r.opts.Caller
+	}
+	if r.opts.Logger == nil {
+		r.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+// Catalog returns the runner's catalog.
+func (r *Runner) Catalog() *catalog.Catalog { return r.cat }
+
+// Config returns the runner's configuration.
+func (r *Runner) Config() *config.Config { return r.cfg }
+
+// Extra varies a run for the non-spec surfaces. The zero value is a
+// codemode.run as the spec defines it.
+type Extra struct {
+	// Wrap runs the code as the body of an async function whose return
+	// value is the result.
+	Wrap bool
+	// Prelude lists modules imported, for their side effects, before the
+	// agent's code (e.g. one that defines per-server global objects).
+	Prelude []string
+	// Modules answers imports that the standard resolver does not know.
+	Modules func(ctx context.Context, specifier string) (string, bool)
+	// Ops handles host operations the standard handler does not know.
+	Ops func(ctx context.Context, v *View, op string, payload json.RawMessage) (json.RawMessage, error, bool)
+	// Deterministic overrides Options.Deterministic for this run.
+	Deterministic *sandbox.Deterministic
+}
+
+// Run executes one request. It never returns nil, and a failure of the
+// script is reported in the response's diagnostics, not as an error.
+func (r *Runner) Run(ctx context.Context, req Request) *Response {
+	return r.RunWith(ctx, req, Extra{})
+}
+
+// RunWith is Run with surface-specific variations.
+func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
+	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: []TraceEntry{}}
+	if strings.TrimSpace(req.Code) == "" {
+		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,
+			Message: "the request has no code", Hint: "pass the script to run in `code`"})
+		return resp
+	}
+	if len(req.Code) > MaxScriptBytes {
+		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: fmt.Sprintf("the script is %d bytes; the limit is %d", len(req.Code), MaxScriptBytes),
+			Hint:    "send a shorter script: keep data out of the code and let tool calls fetch it"})
+		return resp
+	}
+	limits := r.cfg.Resolve(req.Limits)
+	out, diags := transpile.Module(req.Code, &transpile.Options{Wrap: x.Wrap})
+	if len(diags) > 0 {
+		resp.Diagnostics = append(resp.Diagnostics, diags...)
+		return resp
+	}
+	v := newView(r, limits, x)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMs)*time.Millisecond)
+	defer cancel()
+	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, req.RequestedCapabilities)...)
+
+	det := r.opts.Deterministic
+	if x.Deterministic != nil {
+		det = x.Deterministic
+	}
+	sres := sandbox.Run(ctx, withPrelude(out.Code, x.Prelude), &sandbox.Options{
+		Limits: sandbox.Limits{
+			// The sandbox's clock started after transpiling and eager
+			// connects; it gets what is left of the run's time.
+			Timeout:        time.Duration(limits.TimeoutMs)*time.Millisecond - time.Since(start),
+			MaxMemoryBytes: limits.MaxMemoryBytes,
+			MaxLogBytes:    limits.MaxLogBytes,
+			MaxResultBytes: limits.MaxResultBytes,
+		},
+		Resolve:       v.resolve,
+		Handle:        v.handle,
+		Position:      out.Position,
+		Deterministic: det,
+	})
+	resp.Logs = append(resp.Logs, sres.Logs...)
+	resp.Result = sres.Result
+	for _, d := range sres.Diagnostics {
+		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres))
+	}
+	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)
+	resp.ToolTrace = v.trace()
+	return resp
+}
+
+// withPrelude puts the prelude's imports on the first line of the module,
+// before the agent's first statement, so that no line number moves.
+func withPrelude(code string, prelude []string) string {
+	if len(prelude) == 0 {
+		return code
+	}
+	var b strings.Builder
+	for _, p := range prelude {
+		fmt.Fprintf(&b, "import %q;", p)
+	}
+	return b.String() + code
+}
+
+// widenHint tells the agent how far a limit it hit can be raised.
+func (r *Runner) widenHint(d diag.Diagnostic, l config.Limits, res *sandbox.Result) diag.Diagnostic {
+	if d.Code != diag.SandboxLimit {
+		return d
+	}
+	m := r.cfg.MaxLimits
+	switch {
+	case res.TimedOut && l.TimeoutMs < m.TimeoutMs:
+		d.Hint += fmt.Sprintf(", or raise limits.timeoutMs (up to %d)", m.TimeoutMs)
+	case res.OutOfMemory && l.MaxMemoryBytes < m.MaxMemoryBytes:
+		d.Hint += fmt.Sprintf(", or raise limits.maxMemoryBytes (up to %d)", m.MaxMemoryBytes)
+	case strings.Contains(d.Message, "maxResultBytes") && l.MaxResultBytes < m.MaxResultBytes:
+		d.Hint += fmt.Sprintf(", or raise limits.maxResultBytes (up to %d)", m.MaxResultBytes)
+	}
+	return d
+}
+
+// View is the state one run shares between its host operations: the catalog
+// view, the tool-call count and the trace.
+type View struct {
+	r      *Runner
+	cat    *catalog.View
+	limits config.Limits
+	x      Extra
+
+	mu          sync.Mutex
+	calls       int64
+	refused     int64
+	traceList   []*TraceEntry
+	importFails map[string]bool // servers whose failure is already an import diagnostic
+	died        map[string]error
+}
+
+func newView(r *Runner, l config.Limits, x Extra) *View {
+	return &View{r: r, cat: r.cat.View(), limits: l, x: x, importFails: map[string]bool{}, died: map[string]error{}}
+}
+
+// Catalog returns the run's catalog view.
+func (v *View) Catalog() *catalog.View { return v.cat }
+
+func (v *View) trace() []TraceEntry {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]TraceEntry, len(v.traceList))
+	for i, e := range v.traceList {
+		out[i] = *e
+	}
+	return out
+}
+
+// requestCapabilities connects the requested servers in parallel, as hints
+// (§3.2.3), and warns about the ones it cannot provide.
+func (v *View) requestCapabilities(ctx context.Context, ids []string) []diag.Diagnostic {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]diag.Diagnostic, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := v.cat.Server(ctx, id); err != nil {
+				de := serverError(id, err, v.cat.IDs())
+				out[i] = diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.CapabilityUnavailable,
+					Message: fmt.Sprintf("requested capability %q is unavailable: %s", id, de.Message), Hint: de.Hint}
+			}
+		}()
+	}
+	wg.Wait()
+	var res []diag.Diagnostic
+	for _, d := range out {
+		if d.Code != "" {
+			res = append(res, d)
+		}
+	}
+	return res
+}
+
+// finalDiagnostics reports servers that failed during the run and that no
+// diagnostic has named yet, and the tool-call limit if calls were refused.
+func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	v.mu.Lock()
+	refused := v.refused
+	died := v.died
+	v.mu.Unlock()
+	if refused > 0 && !hasCode(existing, diag.SandboxLimit) {
+		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: fmt.Sprintf("%d tool call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),
+			Hint:    "batch work into fewer calls, or raise limits.maxToolCalls"})
+	}
+	failures := v.cat.Failures()
+	for id, err := range died {
+		failures[id] = err
+	}
+	for _, id := range v.cat.IDs() {
+		err, ok := failures[id]
+		if !ok || v.importFails[id] || mentioned(existing, id) {
+			continue
+		}
+		de := serverError(id, err, v.cat.IDs())
+		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.UpstreamUnavailable, Message: de.Message, Hint: de.Hint})
+	}
+	return out
+}
+
+func hasCode(ds []diag.Diagnostic, c diag.Code) bool {
+	for _, d := range ds {
+		if d.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+func mentioned(ds []diag.Diagnostic, id string) bool {
+	for _, d := range ds {
+		if d.Code == diag.ImportFailure && strings.Contains(d.Message, fmt.Sprintf("%q", id)) {
+			return true
+		}
+	}
+	return false
+}

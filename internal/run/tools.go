@@ -1,0 +1,249 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/schema"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+// tool serves one call of a server module binding: payload is
+// [serverId, toolName] or [serverId, toolName, input].
+func (v *View) tool(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	var p []json.RawMessage
+	if err := json.Unmarshal(payload, &p); err != nil || len(p) < 2 {
+		return nil, fmt.Errorf("malformed tool call payload")
+	}
+	var serverID, name string
+	if json.Unmarshal(p[0], &serverID) != nil || json.Unmarshal(p[1], &name) != nil {
+		return nil, fmt.Errorf("malformed tool call payload")
+	}
+	var input json.RawMessage
+	if len(p) > 2 {
+		input = p[2]
+	}
+	return v.CallTool(ctx, serverID, name, input)
+}
+
+// CallTool runs one tool call the way a binding does: count it against
+// maxToolCalls, look the tool up (by canonical or export name), validate the
+// input against its inputSchema, call it, record it in the trace and unwrap
+// the result (§5.3.2). Every failure is a *diag.Error of the §7.1 class agent
+// code should see. input may be nil (no argument).
+func (v *View) CallTool(ctx context.Context, serverID, name string, input json.RawMessage) (json.RawMessage, error) {
+	if err := v.count(serverID, name); err != nil {
+		return nil, err
+	}
+	s, err := v.cat.Server(ctx, serverID)
+	if err != nil {
+		return nil, serverError(serverID, err, v.cat.IDs())
+	}
+	t := s.Lookup(name)
+	if t == nil {
+		return nil, toolNotFound(s, name)
+	}
+	args, verr := v.checkInput(s, t, input)
+	if verr != nil {
+		v.record(serverID, t.Name, 0, verr)
+		return nil, verr
+	}
+	start := time.Now()
+	res, err := v.r.caller.CallTool(ctx, serverID, t.Name, args)
+	d := time.Since(start)
+	if err != nil {
+		de := callError(ctx, serverID, t.Name, err)
+		v.record(serverID, t.Name, d, de)
+		v.noteDeath(serverID, err)
+		return nil, de
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	if res.IsError {
+		de := toolFailed(serverID, t, res)
+		v.record(serverID, t.Name, d, de)
+		return nil, de
+	}
+	v.record(serverID, t.Name, d, nil)
+	return Unwrap(res)
+}
+
+// count enforces maxToolCalls. A refused call throws SandboxLimitError; the
+// script may catch it, and the response then carries a warning.
+func (v *View) count(serverID, name string) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.calls >= v.limits.MaxToolCalls {
+		v.refused++
+		return &diag.Error{Class: diag.SandboxLimitError,
+			Message: fmt.Sprintf("call to %s/%s refused: the run already made maxToolCalls (%d) tool calls", serverID, name, v.limits.MaxToolCalls),
+			Hint:    "batch the work into fewer calls (most list tools take filters or page sizes), or raise limits.maxToolCalls",
+			Fields:  map[string]any{"limit": "maxToolCalls", "value": v.limits.MaxToolCalls}}
+	}
+	v.calls++
+	return nil
+}
+
+// record appends a trace entry. err, if any, is summarised as "Class: message".
+func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error) {
+	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil}
+	if err != nil {
+		e.Error = truncate(string(err.Class)+": "+err.Message, 300)
+	}
+	v.mu.Lock()
+	v.traceList = append(v.traceList, e)
+	v.mu.Unlock()
+}
+
+func (v *View) noteDeath(serverID string, err error) {
+	if errIsKind(err, upstream.Died) || errIsKind(err, upstream.StartFailed) {
+		v.mu.Lock()
+		v.died[serverID] = err
+		v.mu.Unlock()
+	}
+}
+
+func errIsKind(err error, k upstream.Kind) bool {
+	ue, ok := err.(*upstream.Error)
+	return ok && ue.Kind == k
+}
+
+// validator is what the catalog keeps per tool: the compiled input schema,
+// or nil when the schema does not compile (then the upstream validates).
+type validator struct {
+	v *schema.Validator
+}
+
+func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMessage) (any, *diag.Error) {
+	var val any
+	if len(input) > 0 && !bytes.Equal(input, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(input))
+		dec.UseNumber()
+		if err := dec.Decode(&val); err != nil {
+			return nil, &diag.Error{Class: diag.SchemaValidationError, Message: "the input is not JSON data: " + err.Error(), Hint: "pass plain data"}
+		}
+	}
+	c := t.Once(func(t *catalog.Tool) any {
+		sv, err := schema.Compile(t.Tool.InputSchema)
+		if err != nil {
+			v.r.opts.Logger.Warn("tool input schema does not compile; calls go unvalidated", "server", s.ID, "tool", t.Name, "err", err)
+		}
+		return validator{sv}
+	}).(validator)
+	if c.v != nil {
+		if viol := c.v.Validate(val); viol != nil {
+			fields := map[string]any{
+				"serverId":   s.ID,
+				"toolName":   t.Name,
+				"exportName": t.ExportName,
+				"path":       viol.Path,
+				"expected":   viol.Expected,
+				"received":   viol.Received,
+			}
+			ex := c.v.Example()
+			if ex != nil {
+				fields["example"] = ex
+			}
+			msg := fmt.Sprintf("invalid input for %s (%s/%s): %s", t.ExportName, s.ID, t.Name, viol.Message)
+			hint := fmt.Sprintf("at %s pass %s", pointerOrRoot(viol.Path), viol.Expected)
+			if ex != nil {
+				if b, err := json.Marshal(ex); err == nil && len(b) <= 300 {
+					hint += "; a valid input looks like " + string(b)
+				}
+			}
+			return nil, &diag.Error{Class: diag.SchemaValidationError, Message: msg, Hint: hint, Fields: fields}
+		}
+	}
+	if val == nil && isObjectSchema(t.Tool.InputSchema) {
+		// No argument: MCP servers expect an object, even an empty one.
+		return json.RawMessage("{}"), nil
+	}
+	if _, ok := val.(map[string]any); ok {
+		return input, nil // forward the agent's JSON as it is
+	}
+	return val, nil
+}
+
+func pointerOrRoot(p string) string {
+	if p == "" {
+		return "the top level"
+	}
+	return p
+}
+
+func isObjectSchema(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return true // absent: MCP's default input is an object
+	}
+	t, ok := m["type"]
+	return !ok || t == "object"
+}
+
+func toolNotFound(s *catalog.Server, name string) *diag.Error {
+	names := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		names[i] = t.ExportName
+	}
+	return &diag.Error{Class: diag.ToolNotFoundError, Message: fmt.Sprintf("server %q has no tool %q", s.ID, name),
+		Hint:   closestHint(name, names, "tools"),
+		Fields: map[string]any{"serverId": s.ID, "toolName": name, "available": nonNil(names)}}
+}
+
+// toolFailed turns an isError result into a ToolCallError carrying the
+// upstream's own text.
+func toolFailed(serverID string, t *catalog.Tool, res *mcp.CallToolResult) *diag.Error {
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && tc.Text != "" {
+			texts = append(texts, tc.Text)
+		}
+	}
+	msg := strings.Join(texts, "\n")
+	if msg == "" {
+		msg = "the tool reported an error without a message"
+	}
+	fields := map[string]any{"serverId": serverID, "toolName": t.Name}
+	if full, err := json.Marshal(res); err == nil && len(full) <= 64<<10 {
+		fields["result"] = json.RawMessage(full)
+	}
+	return &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s (%s/%s) failed: %s", t.ExportName, serverID, t.Name, truncate(msg, 2000)),
+		Hint: "read the tool's message; check the input with getTool(serverId, toolName) if it is about the arguments", Fields: fields}
+}
+
+// Unwrap applies §5.3.2 to a successful result, in order: structuredContent;
+// a single text block as its string; otherwise (images, audio, several
+// blocks) the whole result, binary data as base64.
+func Unwrap(res *mcp.CallToolResult) (json.RawMessage, error) {
+	if res.StructuredContent != nil {
+		return json.Marshal(res.StructuredContent)
+	}
+	if len(res.Content) == 1 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			return json.Marshal(tc.Text)
+		}
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	return json.Marshal(res)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

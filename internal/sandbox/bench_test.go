@@ -1,0 +1,52 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkEmptyRun is a run of `return 1` (codemode style: assign the
+// result) from a fresh sandbox, the pool warm.
+func BenchmarkEmptyRun(b *testing.B) {
+	ctx := context.Background()
+	Run(ctx, "globalThis.__codemode_result__ = 1", nil) // start the pool
+	b.ReportAllocs()
+	for b.Loop() {
+		res := Run(ctx, "globalThis.__codemode_result__ = 1", nil)
+		if string(res.Result) != "1" {
+			b.Fatalf("result %s", res.Result)
+		}
+	}
+}
+
+// BenchmarkHostCall is the cost of one async host operation and its promise.
+func BenchmarkHostCall(b *testing.B) {
+	ctx := context.Background()
+	opts := &Options{
+		Resolve: func(ctx context.Context, s string) (string, error) {
+			return `import { call } from "@codemode/internal"; export const ping = (x) => call("ping", x);`, nil
+		},
+		Handle: func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) { return p, nil },
+	}
+	const n = 1000
+	src := `import { ping } from "@codemode/servers/x"; let s = 0; for (let i = 0; i < 1000; i++) s += await ping(i); globalThis.__codemode_result__ = s;`
+	b.ResetTimer()
+	for b.Loop() {
+		res := Run(ctx, src, opts)
+		if string(res.Result) != "499500" {
+			b.Fatalf("result %s %v", res.Result, res.Diagnostics)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
+}
+
+func BenchmarkNewVM(b *testing.B) {
+	for b.Loop() {
+		v, err := newQJSVM()
+		if err != nil {
+			b.Fatal(err)
+		}
+		v.close()
+	}
+}

@@ -1,0 +1,878 @@
+// bootstrap.js runs once in every fresh VM, as a global script, before any
+// agent code. It turns a bare QuickJS context into the sandbox of
+// codemode-spec §3.5 and hands the host the few functions it drives the VM
+// with.
+//
+// Invariants:
+//   - The host functions registered by Go (__cm_*) are captured here and
+//     deleted from the global object before this script ends; agent code never
+//     sees them.
+//   - Everything this file calls after agent code has started is captured
+//     now ("primordials") and called directly or through Reflect.apply, never
+//     looked up on a prototype the agent can reach. Agent code can pollute
+//     Object.prototype, Array.prototype or JSON and the host still reports
+//     what really happened.
+//   - The original Function, AsyncFunction, GeneratorFunction and
+//     AsyncGeneratorFunction constructors become unreachable: code from
+//     strings is impossible (§3.5, §11).
+(function bootstrap() {
+  "use strict";
+  const g = globalThis;
+  const H = {
+    call: g.__cm_call, // (id, op, payloadJSON): start an async host operation
+    log: g.__cm_log, // (level, message) -> bool: false once logs are truncated
+    timer: g.__cm_timer, // (id, ms): schedule fire(id)
+    clear: g.__cm_clear, // (id): cancel a timer
+    done: g.__cm_done, // (ok, reason): the agent module settled
+    url: g.__cm_url, // (op, a, b, c) -> string: WHATWG URL operations
+    install: g.__cm_install, // (settle, fire, watch, result, describe, determinize)
+  };
+  for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install"]) {
+    delete g[k];
+  }
+
+  // Primordials.
+  const ObjectC = Object;
+  const { freeze, defineProperty, create, getPrototypeOf, getOwnPropertyDescriptor, keys: objectKeys } = Object;
+  const { apply, construct, ownKeys } = Reflect;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const PromiseC = Promise;
+  const promiseThen = Promise.prototype.then;
+  const StringC = String;
+  const NumberC = Number;
+  const ErrorC = Error;
+  const TypeErrorC = TypeError;
+  const RangeErrorC = RangeError;
+  const EvalErrorC = EvalError;
+  const Uint8ArrayC = Uint8Array;
+  const ArrayBufferC = ArrayBuffer;
+  const DataViewC = DataView;
+  const isView = ArrayBuffer.isView;
+  const fromCharCode = String.fromCharCode;
+  const charCodeAt = String.prototype.charCodeAt;
+  const stringSlice = String.prototype.slice;
+  const imul = Math.imul;
+  const DateC = Date;
+  const SymbolIterator = Symbol.iterator;
+  const SymbolToStringTag = Symbol.toStringTag;
+
+  // --- Lockdown --------------------------------------------------------------
+
+  // Not in the §3.5 list and either a way to evaluate strings (eval) or a way
+  // to observe the host (shared memory, garbage collection timing).
+  for (const k of ["eval", "SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry"]) {
+    delete g[k];
+  }
+
+  function blockedConstructor(kind) {
+    const f = function () {
+      throw new EvalErrorC(kind + " constructor is disabled: code generation from strings is not allowed in the sandbox; write the function directly instead");
+    };
+    defineProperty(f, "name", { value: kind });
+    return f;
+  }
+  const fnProtos = [
+    ["Function", Function.prototype],
+    ["AsyncFunction", getPrototypeOf(async function () {})],
+    ["GeneratorFunction", getPrototypeOf(function* () {})],
+    ["AsyncGeneratorFunction", getPrototypeOf(async function* () {})],
+  ];
+  for (let i = 0; i < fnProtos.length; i++) {
+    const kind = fnProtos[i][0];
+    const proto = fnProtos[i][1];
+    const blocked = blockedConstructor(kind);
+    defineProperty(blocked, "prototype", { value: proto, writable: false, enumerable: false, configurable: false });
+    // Non-writable and non-configurable: agent code cannot put anything back,
+    // and it holds no reference to the original to put back anyway.
+    defineProperty(proto, "constructor", { value: blocked, writable: false, enumerable: false, configurable: false });
+    if (kind === "Function") {
+      defineProperty(g, "Function", { value: blocked, writable: true, enumerable: false, configurable: true });
+    }
+  }
+
+  // --- Errors (@codemode/errors, §7.1) --------------------------------------
+
+  function ownFields(target, options) {
+    if (options === null || typeof options !== "object") return;
+    const ks = objectKeys(options);
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      if (k === "hint" || k === "message" || k === "name" || k === "stack") continue;
+      defineProperty(target, k, { value: options[k], enumerable: true, writable: false, configurable: false });
+    }
+  }
+  class CodemodeError extends ErrorC {
+    // new CodemodeError(message, { hint, ...fields })
+    constructor(message, options) {
+      super(message === undefined ? "" : StringC(message));
+      const hint = options !== null && typeof options === "object" && options.hint !== undefined ? StringC(options.hint) : "";
+      defineProperty(this, "hint", { value: hint, enumerable: true, writable: false, configurable: false });
+      ownFields(this, options);
+    }
+  }
+  const classes = create(null);
+  classes.CodemodeError = CodemodeError;
+  function subclass(name) {
+    // A class expression per name keeps Function.prototype.name right without
+    // generating code from strings.
+    const C = { [name]: class extends CodemodeError {} }[name];
+    defineProperty(C.prototype, "name", { value: name, writable: false, enumerable: false, configurable: false });
+    classes[name] = C;
+    return C;
+  }
+  defineProperty(CodemodeError.prototype, "name", { value: "CodemodeError", writable: false, enumerable: false, configurable: false });
+  subclass("SchemaValidationError");
+  subclass("ToolNotFoundError");
+  subclass("ServerNotFoundError");
+  subclass("ToolCallError");
+  subclass("AuthenticationError");
+  subclass("SandboxLimitError");
+  {
+    const names = objectKeys(classes);
+    for (let i = 0; i < names.length; i++) {
+      freeze(classes[names[i]].prototype);
+      freeze(classes[names[i]]);
+    }
+  }
+
+  function errorClassOf(e) {
+    if (e === null || typeof e !== "object") return "";
+    const names = objectKeys(classes);
+    // Most derived first: CodemodeError is checked last.
+    for (let i = names.length - 1; i >= 0; i--) {
+      if (e instanceof classes[names[i]]) return names[i];
+    }
+    return "";
+  }
+
+  // hostError turns the host's {class, message, hint, fields} into an
+  // instance of the right class.
+  function hostError(info) {
+    const C = classes[info.class] || CodemodeError;
+    const options = create(null);
+    const fields = info.fields;
+    if (fields !== null && typeof fields === "object") {
+      const ks = objectKeys(fields);
+      for (let i = 0; i < ks.length; i++) options[ks[i]] = fields[ks[i]];
+    }
+    options.hint = info.hint || "";
+    return new C(info.message, options);
+  }
+
+  // --- Host calls ----------------------------------------------------------
+
+  const pending = create(null);
+  let callSeq = 0;
+  function rejected(e) {
+    return new PromiseC(function (_, reject) { reject(e); });
+  }
+  // call starts an async host operation; the host settles it on the event
+  // loop through settle(). payload must be JSON data.
+  function call(op, payload) {
+    let body;
+    try {
+      body = stringify(payload);
+    } catch (e) {
+      return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
+    }
+    return new PromiseC(function (resolve, reject) {
+      const id = ++callSeq;
+      pending[id] = [resolve, reject];
+      H.call(id, StringC(op), body === undefined ? "null" : body);
+    });
+  }
+  function settle(id, ok, data) {
+    const p = pending[id];
+    if (p === undefined) return;
+    delete pending[id];
+    let v;
+    try {
+      v = parse(data);
+    } catch (e) {
+      p[1](e);
+      return;
+    }
+    if (ok) p[0](v);
+    else p[1](hostError(v));
+  }
+
+  // --- Console (§3.3.1) -----------------------------------------------------
+
+  function safeMessage(e) {
+    try {
+      if (e !== null && typeof e === "object" && typeof e.message === "string") return e.message;
+      return StringC(e);
+    } catch (_) {
+      return "[Unprintable]";
+    }
+  }
+  function errorString(e) {
+    let s;
+    try {
+      const name = e.name;
+      const message = e.message;
+      s = (name === undefined ? "Error" : StringC(name)) + (message === undefined || message === "" ? "" : ": " + StringC(message));
+      const cls = errorClassOf(e);
+      if (cls !== "" && typeof e.hint === "string" && e.hint !== "") s += " (hint: " + e.hint + ")";
+    } catch (_) {
+      s = "[Unserializable Object]";
+    }
+    return s;
+  }
+  function fmt(v) {
+    switch (typeof v) {
+      case "string":
+        return v;
+      case "function": {
+        let name = "";
+        try {
+          const d = getOwnPropertyDescriptor(v, "name");
+          if (d !== undefined && typeof d.value === "string") name = d.value;
+        } catch (_) {}
+        return name === "" ? "[Function]" : "[Function: " + name + "]";
+      }
+      case "object":
+        if (v === null) return "null";
+        break;
+      default:
+        // number, boolean, undefined, bigint, symbol: String() semantics.
+        return StringC(v);
+    }
+    if (v instanceof ErrorC) return errorString(v);
+    try {
+      const s = stringify(v);
+      return s === undefined ? "[Unserializable Object]" : s;
+    } catch (_) {
+      return "[Unserializable Object]";
+    }
+  }
+  let logsOpen = true;
+  function logger(level) {
+    const f = function () {
+      if (!logsOpen) return;
+      let msg = "";
+      for (let i = 0; i < arguments.length; i++) {
+        if (i > 0) msg += " ";
+        msg += fmt(arguments[i]);
+      }
+      logsOpen = H.log(level, msg);
+    };
+    defineProperty(f, "name", { value: level });
+    return f;
+  }
+  const consoleObj = create(ObjectC.prototype);
+  consoleObj.log = logger("log");
+  consoleObj.debug = logger("debug");
+  consoleObj.warn = logger("warn");
+  consoleObj.error = logger("error");
+  defineProperty(g, "console", { value: consoleObj, writable: true, enumerable: false, configurable: true });
+
+  // --- Timers ---------------------------------------------------------------
+
+  const timers = create(null);
+  let timerSeq = 0;
+  function setTimeout(callback, delay) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorC("setTimeout: the callback must be a function (strings are never evaluated)");
+    }
+    const args = [];
+    for (let i = 2; i < arguments.length; i++) args[i - 2] = arguments[i];
+    let ms = NumberC(delay);
+    if (!(ms > 0)) ms = 0;
+    const id = ++timerSeq;
+    timers[id] = [callback, args];
+    H.timer(id, ms); // throws when the timer limit is reached
+    return id;
+  }
+  function clearTimeout(id) {
+    if (typeof id !== "number" || timers[id] === undefined) return;
+    delete timers[id];
+    H.clear(id);
+  }
+  function fire(id) {
+    const t = timers[id];
+    if (t === undefined) return;
+    delete timers[id];
+    apply(t[0], undefined, t[1]);
+  }
+  defineProperty(g, "setTimeout", { value: setTimeout, writable: true, enumerable: false, configurable: true });
+  defineProperty(g, "clearTimeout", { value: clearTimeout, writable: true, enumerable: false, configurable: true });
+
+  // --- TextEncoder / TextDecoder (UTF-8 only, as in WinterCG runtimes) ------
+
+  function toBytes(input) {
+    if (input === undefined) return new Uint8ArrayC(0);
+    if (input instanceof ArrayBufferC) return new Uint8ArrayC(input);
+    if (isView(input)) return new Uint8ArrayC(input.buffer, input.byteOffset, input.byteLength);
+    throw new TypeErrorC("TextDecoder.decode: the input must be an ArrayBuffer or a view on one");
+  }
+  function utf8Encode(s) {
+    s = StringC(s);
+    const n = s.length;
+    const out = new Uint8ArrayC(n * 3);
+    let j = 0;
+    for (let i = 0; i < n; i++) {
+      let c = apply(charCodeAt, s, [i]);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        const d = apply(charCodeAt, s, [i + 1]);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          i++;
+        } else c = 0xfffd;
+      } else if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+      if (c < 0x80) out[j++] = c;
+      else if (c < 0x800) {
+        out[j++] = 0xc0 | (c >> 6);
+        out[j++] = 0x80 | (c & 63);
+      } else if (c < 0x10000) {
+        out[j++] = 0xe0 | (c >> 12);
+        out[j++] = 0x80 | ((c >> 6) & 63);
+        out[j++] = 0x80 | (c & 63);
+      } else {
+        out[j++] = 0xf0 | (c >> 18);
+        out[j++] = 0x80 | ((c >> 12) & 63);
+        out[j++] = 0x80 | ((c >> 6) & 63);
+        out[j++] = 0x80 | (c & 63);
+      }
+    }
+    return new Uint8ArrayC(out.buffer, 0, j).slice();
+  }
+  // utf8Decode decodes b[0:end]; it returns [string, index of the first byte
+  // of an incomplete trailing sequence] so streaming can keep that tail.
+  function utf8Decode(b, fatal, stream) {
+    let s = "";
+    let chunk = "";
+    let i = 0;
+    const n = b.length;
+    while (i < n) {
+      const c = b[i];
+      let cp = -1;
+      let need = 0;
+      if (c < 0x80) {
+        cp = c;
+      } else if (c >= 0xc2 && c <= 0xdf) {
+        need = 1;
+        cp = c & 0x1f;
+      } else if (c >= 0xe0 && c <= 0xef) {
+        need = 2;
+        cp = c & 0x0f;
+      } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 3;
+        cp = c & 0x07;
+      }
+      if (cp < 0) {
+        if (fatal) throw new TypeErrorC("TextDecoder: invalid UTF-8 data");
+        chunk += "\ufffd";
+        i++;
+        continue;
+      }
+      if (need > 0) {
+        if (stream && i + need >= n) {
+          // The sequence may continue in the next chunk: keep it as the tail
+          // unless what is here already proves it invalid.
+          let ok = true;
+          for (let k = 1; i + k < n; k++) {
+            if ((b[i + k] & 0xc0) !== 0x80) {
+              ok = false;
+              break;
+            }
+          }
+          if (ok) return [s + chunk, i];
+        }
+        let k = 1;
+        for (; k <= need; k++) {
+          const d = b[i + k];
+          if (d === undefined || (d & 0xc0) !== 0x80) break;
+          if (k === 1) {
+            if (c === 0xe0 && d < 0xa0) break;
+            if (c === 0xed && d > 0x9f) break;
+            if (c === 0xf0 && d < 0x90) break;
+            if (c === 0xf4 && d > 0x8f) break;
+          }
+          cp = (cp << 6) | (d & 0x3f);
+        }
+        if (k <= need) {
+          if (fatal) throw new TypeErrorC("TextDecoder: invalid UTF-8 data");
+          chunk += "\ufffd";
+          i += k;
+          continue;
+        }
+        i += need + 1;
+      } else {
+        i++;
+      }
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        chunk += fromCharCode(0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+      } else {
+        chunk += fromCharCode(cp);
+      }
+      if (chunk.length > 4096) {
+        s += chunk;
+        chunk = "";
+      }
+    }
+    return [s + chunk, n];
+  }
+  class TextEncoder {
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input) {
+      return utf8Encode(input === undefined ? "" : input);
+    }
+    encodeInto(input, dest) {
+      if (!(dest instanceof Uint8ArrayC)) throw new TypeErrorC("TextEncoder.encodeInto: the destination must be a Uint8Array");
+      const s = StringC(input);
+      let read = 0;
+      let written = 0;
+      for (let i = 0; i < s.length; i++) {
+        let unit = apply(charCodeAt, s, [i]);
+        let units = 1;
+        if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < s.length) {
+          const d = apply(charCodeAt, s, [i + 1]);
+          if (d >= 0xdc00 && d <= 0xdfff) units = 2;
+        }
+        const bytes = utf8Encode(apply(stringSlice, s, [i, i + units]));
+        if (written + bytes.length > dest.length) break;
+        for (let k = 0; k < bytes.length; k++) dest[written++] = bytes[k];
+        read += units;
+        i += units - 1;
+      }
+      return { read, written };
+    }
+  }
+  const utf8Labels = create(null);
+  utf8Labels["utf-8"] = true;
+  utf8Labels["utf8"] = true;
+  utf8Labels["unicode-1-1-utf-8"] = true;
+  class TextDecoder {
+    #fatal;
+    #ignoreBOM;
+    #tail;
+    #bomSeen;
+    constructor(label, options) {
+      const l = label === undefined ? "utf-8" : StringC(label).trim().toLowerCase();
+      if (!utf8Labels[l]) throw new RangeErrorC("TextDecoder: only UTF-8 is supported, got " + StringC(label));
+      this.#fatal = !!(options && options.fatal);
+      this.#ignoreBOM = !!(options && options.ignoreBOM);
+      this.#tail = new Uint8ArrayC(0);
+      this.#bomSeen = false;
+    }
+    get encoding() {
+      return "utf-8";
+    }
+    get fatal() {
+      return this.#fatal;
+    }
+    get ignoreBOM() {
+      return this.#ignoreBOM;
+    }
+    decode(input, options) {
+      const stream = !!(options && options.stream);
+      let b = toBytes(input);
+      if (this.#tail.length > 0) {
+        const joined = new Uint8ArrayC(this.#tail.length + b.length);
+        joined.set(this.#tail, 0);
+        joined.set(b, this.#tail.length);
+        b = joined;
+      }
+      let start = 0;
+      if (!this.#ignoreBOM && !this.#bomSeen && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) start = 3;
+      if (b.length > 0) this.#bomSeen = stream;
+      const r = utf8Decode(b.subarray(start), this.#fatal, stream);
+      this.#tail = stream ? b.slice(start + r[1]) : new Uint8ArrayC(0);
+      if (!stream) this.#bomSeen = false;
+      return r[0];
+    }
+  }
+  defineProperty(g, "TextEncoder", { value: TextEncoder, writable: true, enumerable: false, configurable: true });
+  defineProperty(g, "TextDecoder", { value: TextDecoder, writable: true, enumerable: false, configurable: true });
+
+  // --- URL / URLSearchParams (parsing by the host's WHATWG URL parser) ------
+
+  function formParse(s) {
+    return parse(H.url("formParse", StringC(s), "", ""));
+  }
+  function formSerialize(list) {
+    return H.url("formSerialize", stringify(list), "", "");
+  }
+  class URLSearchParams {
+    #list;
+    #url; // the URL whose query this is, or undefined
+    constructor(init) {
+      this.#list = [];
+      if (init === undefined || init === null) return;
+      if (typeof init === "object" || typeof init === "function") {
+        if (init instanceof URLSearchParams) {
+          this.#list = parse(stringify(init.#list));
+          return;
+        }
+        if (typeof init[SymbolIterator] === "function") {
+          for (const pair of init) {
+            const p = [];
+            for (const x of pair) p[p.length] = x;
+            if (p.length !== 2) throw new TypeErrorC("URLSearchParams: each pair must have exactly two items");
+            this.#list[this.#list.length] = [StringC(p[0]), StringC(p[1])];
+          }
+          return;
+        }
+        const ks = ownKeys(init);
+        for (let i = 0; i < ks.length; i++) {
+          const k = ks[i];
+          if (typeof k !== "string") continue;
+          const d = getOwnPropertyDescriptor(init, k);
+          if (d && d.enumerable) this.#list[this.#list.length] = [k, StringC(init[k])];
+        }
+        return;
+      }
+      let s = StringC(init);
+      if (s[0] === "?") s = apply(stringSlice, s, [1]);
+      this.#list = formParse(s);
+    }
+    static _link(params, url, search) {
+      params.#url = url;
+      params.#list = formParse(search[0] === "?" ? apply(stringSlice, search, [1]) : search);
+    }
+    static _reset(params, search) {
+      params.#list = formParse(search[0] === "?" ? apply(stringSlice, search, [1]) : search);
+    }
+    #update() {
+      if (this.#url !== undefined) setQuery(this.#url, formSerialize(this.#list));
+    }
+    get size() {
+      return this.#list.length;
+    }
+    append(name, value) {
+      this.#list[this.#list.length] = [StringC(name), StringC(value)];
+      this.#update();
+    }
+    delete(name, value) {
+      name = StringC(name);
+      const out = [];
+      for (let i = 0; i < this.#list.length; i++) {
+        const p = this.#list[i];
+        if (p[0] === name && (value === undefined || p[1] === StringC(value))) continue;
+        out[out.length] = p;
+      }
+      this.#list = out;
+      this.#update();
+    }
+    get(name) {
+      name = StringC(name);
+      for (let i = 0; i < this.#list.length; i++) if (this.#list[i][0] === name) return this.#list[i][1];
+      return null;
+    }
+    getAll(name) {
+      name = StringC(name);
+      const out = [];
+      for (let i = 0; i < this.#list.length; i++) if (this.#list[i][0] === name) out[out.length] = this.#list[i][1];
+      return out;
+    }
+    has(name, value) {
+      name = StringC(name);
+      for (let i = 0; i < this.#list.length; i++) {
+        const p = this.#list[i];
+        if (p[0] === name && (value === undefined || p[1] === StringC(value))) return true;
+      }
+      return false;
+    }
+    set(name, value) {
+      name = StringC(name);
+      value = StringC(value);
+      const out = [];
+      let found = false;
+      for (let i = 0; i < this.#list.length; i++) {
+        const p = this.#list[i];
+        if (p[0] === name) {
+          if (!found) out[out.length] = [name, value];
+          found = true;
+          continue;
+        }
+        out[out.length] = p;
+      }
+      if (!found) out[out.length] = [name, value];
+      this.#list = out;
+      this.#update();
+    }
+    sort() {
+      // Stable sort by UTF-16 code units of the name, as the spec requires.
+      const l = this.#list;
+      for (let i = 1; i < l.length; i++) {
+        const x = l[i];
+        let j = i - 1;
+        while (j >= 0 && l[j][0] > x[0]) {
+          l[j + 1] = l[j];
+          j--;
+        }
+        l[j + 1] = x;
+      }
+      this.#update();
+    }
+    forEach(callback, thisArg) {
+      for (let i = 0; i < this.#list.length; i++) apply(callback, thisArg, [this.#list[i][1], this.#list[i][0], this]);
+    }
+    *entries() {
+      for (let i = 0; i < this.#list.length; i++) yield [this.#list[i][0], this.#list[i][1]];
+    }
+    *keys() {
+      for (let i = 0; i < this.#list.length; i++) yield this.#list[i][0];
+    }
+    *values() {
+      for (let i = 0; i < this.#list.length; i++) yield this.#list[i][1];
+    }
+    [SymbolIterator]() {
+      return this.entries();
+    }
+    toString() {
+      return formSerialize(this.#list);
+    }
+  }
+  defineProperty(URLSearchParams.prototype, SymbolToStringTag, { value: "URLSearchParams", configurable: true });
+  const linkParams = URLSearchParams._link;
+  const resetParams = URLSearchParams._reset;
+  delete URLSearchParams._link;
+  delete URLSearchParams._reset;
+
+  class URL {
+    #c; // components from the host: href, origin, protocol, ...
+    #params;
+    constructor(url, base) {
+      this.#c = base === undefined ? parse(H.url("parse", StringC(url), "", "")) : parse(H.url("parseBase", StringC(url), StringC(base), ""));
+    }
+    static canParse(url, base) {
+      try {
+        new URL(url, base);
+        return true;
+      } catch (_) {
+        return false;
+      }
+    }
+    static parse(url, base) {
+      try {
+        return new URL(url, base);
+      } catch (_) {
+        return null;
+      }
+    }
+    static _setQuery(u, query) {
+      u.#c = parse(H.url("set", u.#c.href, "search", query));
+    }
+    #set(field, value) {
+      this.#c = parse(H.url("set", this.#c.href, field, StringC(value)));
+      if (this.#params !== undefined) resetParams(this.#params, this.#c.search);
+    }
+    get href() {
+      return this.#c.href;
+    }
+    set href(v) {
+      this.#c = parse(H.url("parse", StringC(v), "", ""));
+      if (this.#params !== undefined) resetParams(this.#params, this.#c.search);
+    }
+    get origin() {
+      return this.#c.origin;
+    }
+    get protocol() {
+      return this.#c.protocol;
+    }
+    set protocol(v) {
+      this.#set("protocol", v);
+    }
+    get username() {
+      return this.#c.username;
+    }
+    set username(v) {
+      this.#set("username", v);
+    }
+    get password() {
+      return this.#c.password;
+    }
+    set password(v) {
+      this.#set("password", v);
+    }
+    get host() {
+      return this.#c.host;
+    }
+    set host(v) {
+      this.#set("host", v);
+    }
+    get hostname() {
+      return this.#c.hostname;
+    }
+    set hostname(v) {
+      this.#set("hostname", v);
+    }
+    get port() {
+      return this.#c.port;
+    }
+    set port(v) {
+      this.#set("port", v);
+    }
+    get pathname() {
+      return this.#c.pathname;
+    }
+    set pathname(v) {
+      this.#set("pathname", v);
+    }
+    get search() {
+      return this.#c.search;
+    }
+    set search(v) {
+      this.#set("search", v);
+    }
+    get hash() {
+      return this.#c.hash;
+    }
+    set hash(v) {
+      this.#set("hash", v);
+    }
+    get searchParams() {
+      if (this.#params === undefined) {
+        this.#params = new URLSearchParams();
+        linkParams(this.#params, this, this.#c.search);
+      }
+      return this.#params;
+    }
+    toString() {
+      return this.#c.href;
+    }
+    toJSON() {
+      return this.#c.href;
+    }
+  }
+  defineProperty(URL.prototype, SymbolToStringTag, { value: "URL", configurable: true });
+  const setQuery = URL._setQuery;
+  delete URL._setQuery;
+  defineProperty(g, "URL", { value: URL, writable: true, enumerable: false, configurable: true });
+  defineProperty(g, "URLSearchParams", { value: URLSearchParams, writable: true, enumerable: false, configurable: true });
+
+  // --- Result (§3.2.2) ---------------------------------------------------------
+
+  defineProperty(g, "__codemode_result__", { value: undefined, writable: true, enumerable: false, configurable: true });
+
+  // result serialises __codemode_result__: "J" + JSON, or "E" + a reason.
+  function result() {
+    let v;
+    try {
+      v = g.__codemode_result__;
+    } catch (e) {
+      return "E" + "reading __codemode_result__ threw: " + safeMessage(e);
+    }
+    if (v === undefined) return "Jnull";
+    switch (typeof v) {
+      case "function":
+        return "Ethe result is a function; assign plain data (objects, arrays, strings, numbers, booleans, null)";
+      case "symbol":
+        return "Ethe result is a symbol; assign plain data";
+      case "bigint":
+        return "Ethe result is a BigInt, which JSON cannot carry; convert it with String() or Number() first";
+    }
+    try {
+      const s = stringify(v);
+      if (s === undefined) return "Ethe result has no JSON form";
+      return "J" + s;
+    } catch (e) {
+      return "Ethe result is not JSON-serialisable: " + safeMessage(e);
+    }
+  }
+
+  // describe reports an uncaught exception or rejection reason as JSON.
+  function describe(e) {
+    const out = create(null);
+    out.isError = e instanceof ErrorC;
+    out.errorClass = errorClassOf(e);
+    try {
+      if (out.isError) {
+        const n = e.name;
+        const m = e.message;
+        out.name = n === undefined ? "Error" : StringC(n);
+        out.message = m === undefined ? "" : StringC(m);
+        const d = getOwnPropertyDescriptor(e, "stack");
+        if (d !== undefined && typeof d.value === "string") out.stack = d.value;
+        if (out.errorClass !== "") {
+          out.hint = typeof e.hint === "string" ? e.hint : "";
+          const fields = create(null);
+          const ks = objectKeys(e);
+          for (let i = 0; i < ks.length; i++) {
+            if (ks[i] === "hint") continue;
+            fields[ks[i]] = e[ks[i]];
+          }
+          out.fields = fields;
+        }
+      } else {
+        out.name = "";
+        out.message = fmt(e);
+      }
+    } catch (x) {
+      out.name = "";
+      out.message = "[exception whose properties throw]";
+    }
+    try {
+      return stringify(out);
+    } catch (_) {
+      out.fields = undefined;
+      return stringify(out);
+    }
+  }
+
+  function watch(p) {
+    apply(promiseThen, p, [
+      function () {
+        H.done(true, undefined);
+      },
+      // The host describes the reason itself, later: after running out of
+      // memory, describing needs memory the script no longer has.
+      function (e) {
+        H.done(false, e);
+      },
+    ]);
+  }
+
+  // determinize makes the run reproducible: Math.random from a seed and a
+  // Date that always reads nowMs. Replay mode relies on both.
+  function determinize(seed, nowMs) {
+    let s = seed >>> 0;
+    // mulberry32: small, fast, good enough for agent code.
+    const random = function random() {
+      s = (s + 0x6d2b79f5) | 0;
+      let t = imul(s ^ (s >>> 15), 1 | s);
+      t = (t + imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
+    const RealDate = DateC;
+    const FixedDate = function Date() {
+      if (new.target === undefined) return apply(RealDate.prototype.toString, new RealDate(nowMs), []);
+      const args = [];
+      for (let i = 0; i < arguments.length; i++) args[i] = arguments[i];
+      return construct(RealDate, arguments.length === 0 ? [nowMs] : args, new.target);
+    };
+    defineProperty(FixedDate, "prototype", { value: RealDate.prototype, writable: false });
+    FixedDate.now = function now() {
+      return nowMs;
+    };
+    FixedDate.parse = RealDate.parse;
+    FixedDate.UTC = RealDate.UTC;
+    defineProperty(RealDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+    defineProperty(g, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+  }
+
+  // Handoff to the @codemode/internal module, which takes it and deletes it
+  // before agent code runs (see sandbox.prewarm).
+  const internal = create(null);
+  internal.call = call;
+  internal.classes = classes;
+  internal.freeze = freeze;
+  internal.deepFreeze = function deepFreeze(v) {
+    if (v !== null && typeof v === "object") {
+      const ks = objectKeys(v);
+      for (let i = 0; i < ks.length; i++) deepFreeze(v[ks[i]]);
+      freeze(v);
+    }
+    return v;
+  };
+  defineProperty(g, "__cm_handoff", { value: freeze(internal), writable: false, enumerable: false, configurable: true });
+
+  H.install(settle, fire, watch, result, describe, determinize);
+})();

@@ -1,0 +1,401 @@
+package sandbox
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// completion is a finished host operation, waiting to be settled on the
+// event-loop goroutine.
+type completion struct {
+	id   int
+	ok   bool
+	data string // JSON: the value, or the error description
+}
+
+// run is the state of one execution. Every field is owned by the goroutine
+// that called execute (the event loop), except those marked otherwise.
+type run struct {
+	ctx  context.Context
+	opts *Options
+	code string
+	vm   vm
+
+	start    time.Time
+	deadline time.Time
+
+	// Host operations. opCtx is cancelled when the run ends, which cancels
+	// in-flight upstream calls (and so sends notifications/cancelled).
+	opCtx       context.Context
+	opCancel    context.CancelFunc
+	completions chan completion // written by workers
+	workers     sync.WaitGroup
+	inflight    int
+
+	timers  timerHeap
+	timerAt map[int]*timer
+
+	logs          []LogEntry
+	logBytes      int64
+	logsTruncated bool
+
+	// Settlement of the agent module.
+	settled   bool
+	settledOK bool
+
+	importErrs []error
+	diags      []diag.Diagnostic
+	failed     bool // a fatal diagnostic was recorded
+	res        *Result
+}
+
+func newRun(ctx context.Context, code string, opts *Options) *run {
+	r := &run{
+		ctx:         ctx,
+		opts:        opts,
+		code:        code,
+		start:       time.Now(),
+		completions: make(chan completion, 64),
+		timerAt:     map[int]*timer{},
+		res:         &Result{Result: json.RawMessage("null")},
+	}
+	r.deadline = r.start.Add(opts.Limits.Timeout)
+	r.opCtx, r.opCancel = context.WithDeadline(ctx, r.deadline)
+	return r
+}
+
+func (r *run) execute() *Result {
+	defer r.finish()
+	if err := r.ctx.Err(); err != nil {
+		r.canceled()
+		return r.res
+	}
+	v, err := pool.get()
+	if err != nil {
+		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, Message: "could not create a sandbox: " + err.Error(),
+			Hint: "retry; if it keeps failing the host is out of memory"})
+		return r.res
+	}
+	r.vm = v
+	v.bind(r)
+	v.setLimits(r.deadline, r.opts.Limits.MaxMemoryBytes)
+
+	// Cancellation interrupts JavaScript wherever it is. The engine clears a
+	// pending interrupt when Go next enters it, so keep interrupting until
+	// the loop has noticed.
+	stopWatch := make(chan struct{})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		select {
+		case <-stopWatch:
+			return
+		case <-r.ctx.Done():
+		}
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			v.interrupt()
+			select {
+			case <-stopWatch:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	defer func() { close(stopWatch); <-watchDone }()
+
+	if d := r.opts.Deterministic; d != nil {
+		if err := v.determinize(d.Seed, d.Now.UnixMilli()); err != nil {
+			r.engineFailure(err, "")
+			return r.res
+		}
+	}
+	if err := v.evalModule(r.code, r.opts.Prelude); err != nil {
+		r.evalFailure(err)
+		return r.res
+	}
+	r.loop()
+	if !r.failed {
+		r.collectResult()
+	}
+	return r.res
+}
+
+// loop runs the event loop until the module has settled and no work is left,
+// or a fatal failure, a limit or cancellation ends it.
+func (r *run) loop() {
+	wait := time.NewTimer(time.Hour)
+	defer wait.Stop()
+	for !r.failed {
+		if err := r.vm.runJobs(); err != nil {
+			r.engineFailure(err, "")
+			return
+		}
+		if r.failed {
+			return
+		}
+		if r.settled && !r.settledOK {
+			info, err := r.vm.rejection()
+			if err != nil {
+				r.engineFailure(err, "")
+				return
+			}
+			r.uncaught(info, "")
+			return
+		}
+		if r.inflight == 0 && len(r.timers) == 0 {
+			// Idle: a rejection still unhandled now can no longer be
+			// handled by anything but code that is already done.
+			infos, err := r.vm.unhandled()
+			if err != nil {
+				r.engineFailure(err, "")
+				return
+			}
+			if len(infos) > 0 {
+				r.uncaught(infos[0], "unhandled promise rejection: ")
+				return
+			}
+			if !r.settled {
+				r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.Unsettled,
+					Message: "the script is waiting on a promise that nothing can settle: no tool call or timer is pending",
+					Hint:    "make sure every awaited promise is eventually resolved or rejected (a `new Promise` whose resolve is never called never finishes)"})
+			}
+			return
+		}
+		// Wait for the next completion, timer or the end of the run.
+		next := r.deadline
+		if len(r.timers) > 0 && r.timers[0].at.Before(next) {
+			next = r.timers[0].at
+		}
+		wait.Reset(time.Until(next))
+		select {
+		case c := <-r.completions:
+			r.inflight--
+			if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
+				r.engineFailure(err, "")
+				return
+			}
+			// Settle everything else that is ready before running jobs.
+			for drained := false; !drained && !r.failed; {
+				select {
+				case c := <-r.completions:
+					r.inflight--
+					if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
+						r.engineFailure(err, "")
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+		case <-wait.C:
+			if !time.Now().Before(r.deadline) {
+				r.timeout()
+				return
+			}
+			r.fireDue()
+		case <-r.ctx.Done():
+			r.canceled()
+			return
+		}
+	}
+}
+
+func (r *run) fireDue() {
+	now := time.Now()
+	for len(r.timers) > 0 && !r.timers[0].at.After(now) && !r.failed {
+		t := heap.Pop(&r.timers).(*timer)
+		delete(r.timerAt, t.id)
+		if err := r.vm.fire(t.id); err != nil {
+			r.engineFailure(err, "uncaught exception in a setTimeout callback: ")
+			return
+		}
+		if err := r.vm.runJobs(); err != nil {
+			r.engineFailure(err, "")
+			return
+		}
+	}
+}
+
+// finish ends the run: it cancels host operations still in flight, waits
+// briefly for their handlers (so that their trace entries are complete),
+// returns the VM and fills in the result.
+func (r *run) finish() {
+	r.opCancel()
+	done := make(chan struct{})
+	go func() { r.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		// A handler ignoring cancellation must not hold the run hostage.
+	}
+	if r.vm != nil {
+		pool.discard(r.vm)
+	}
+	if r.logsTruncated {
+		r.res.Logs = append(r.res.Logs, LogEntry{Level: LevelWarn, TimeMs: r.elapsedMs(),
+			Message: fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)})
+	}
+	if r.failed {
+		r.res.Result = json.RawMessage("null")
+	}
+	r.res.Diagnostics = r.diags
+	r.res.Duration = time.Since(r.start)
+}
+
+func (r *run) elapsedMs() int64 { return time.Since(r.start).Milliseconds() }
+
+// --- host, as seen from JavaScript ------------------------------------------
+
+func (r *run) call(id int, op, payload string) {
+	r.inflight++
+	r.workers.Add(1)
+	go func() {
+		defer r.workers.Done()
+		c := completion{id: id}
+		data, err := r.handle(op, json.RawMessage(payload))
+		if err != nil {
+			c.data = errorPayload(err)
+		} else {
+			c.ok, c.data = true, string(data)
+		}
+		select {
+		case r.completions <- c:
+		case <-r.opCtx.Done():
+			// The run is over; nobody will settle this promise.
+		}
+	}()
+}
+
+func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, err error) {
+	if r.opts.Handle == nil {
+		return nil, diag.Errorf(diag.CodemodeError, "this sandbox has no host operations", nil, "unknown host operation %q", op)
+	}
+	defer func() {
+		// A handler bug must not take the process down with it.
+		if p := recover(); p != nil {
+			err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "internal error in host operation %q: %v", op, p)
+		}
+	}()
+	data, err = r.opts.Handle(r.opCtx, op, payload)
+	if err == nil && !json.Valid(data) {
+		err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "host operation %q returned invalid JSON", op)
+	}
+	return data, err
+}
+
+// errorPayload is the JSON the bootstrap's hostError() turns into an
+// instance of the right @codemode/errors class.
+func errorPayload(err error) string {
+	var de *diag.Error
+	if !errors.As(err, &de) {
+		de = &diag.Error{Class: diag.CodemodeError, Message: err.Error()}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			de.Hint = "the run ended before this operation finished"
+		}
+	}
+	b, mErr := json.Marshal(map[string]any{"class": de.Class, "message": de.Message, "hint": de.Hint, "fields": de.Fields})
+	if mErr != nil {
+		b, _ = json.Marshal(map[string]any{"class": de.Class, "message": de.Message, "hint": de.Hint})
+	}
+	return string(b)
+}
+
+func (r *run) log(level Level, msg string) bool {
+	if r.logsTruncated {
+		return false
+	}
+	left := r.opts.Limits.MaxLogBytes - r.logBytes
+	if int64(len(msg)) > left {
+		if left > 0 {
+			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: truncateUTF8(msg, int(left)), TimeMs: r.elapsedMs()})
+		}
+		r.logBytes = r.opts.Limits.MaxLogBytes
+		r.logsTruncated = true
+		return false
+	}
+	r.logBytes += int64(len(msg))
+	r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: msg, TimeMs: r.elapsedMs()})
+	return true
+}
+
+func (r *run) timer(id int, ms float64) error {
+	if len(r.timers) >= r.opts.MaxPendingTimers {
+		return fmt.Errorf("setTimeout: too many pending timers (the sandbox allows %d); await them instead of scheduling more", r.opts.MaxPendingTimers)
+	}
+	if ms > float64(24*time.Hour/time.Millisecond) {
+		ms = float64(24 * time.Hour / time.Millisecond)
+	}
+	t := &timer{id: id, at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), seq: id}
+	heap.Push(&r.timers, t)
+	r.timerAt[id] = t
+	return nil
+}
+
+func (r *run) clearTimer(id int) {
+	if t, ok := r.timerAt[id]; ok {
+		heap.Remove(&r.timers, t.index)
+		delete(r.timerAt, id)
+	}
+}
+
+func (r *run) done(ok bool) {
+	r.settled, r.settledOK = true, ok
+}
+
+func (r *run) resolve(specifier string) (string, error) {
+	if r.opts.Resolve == nil {
+		err := &importError{specifier: specifier, reason: "does not exist"}
+		r.importErrs = append(r.importErrs, err)
+		return "", err
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, r.deadline)
+	defer cancel()
+	src, err := r.opts.Resolve(ctx, specifier)
+	if err != nil {
+		r.importErrs = append(r.importErrs, err)
+	}
+	return src, err
+}
+
+// --- timers -----------------------------------------------------------------
+
+type timer struct {
+	id    int
+	at    time.Time
+	seq   int // ties fire in the order they were scheduled
+	index int
+}
+
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].at.Equal(h[j].at) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].at.Before(h[j].at)
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}

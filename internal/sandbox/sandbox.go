@@ -1,0 +1,163 @@
+// Package sandbox runs one agent script in a fresh, locked-down JavaScript VM
+// and reports what happened: console output, the value of
+// globalThis.__codemode_result__, and diagnostics for everything that went
+// wrong (codemode-spec §3).
+//
+// Start with [Run]. The caller supplies two things through [Options]: a
+// [Resolver] that answers imports of `@codemode/...` modules with JavaScript
+// source, and a [Handler] that performs async host operations (tool calls,
+// discovery). The sandbox knows nothing about MCP; package run builds those
+// two from the catalog and the upstream connections.
+//
+// Guarantees:
+//   - Every run gets a VM that no other run has used (§1.4). VMs are created
+//     ahead of time in a small pool so that creating one is off the hot path.
+//   - The globals are exactly those of §3.5 (see js/bootstrap.js). Code from
+//     strings is impossible; values cross the host boundary as JSON text.
+//   - Every limit is enforced by the engine or the event loop, not by the
+//     script's cooperation: the wall-clock timeout interrupts even a tight
+//     loop or a catastrophic regular expression, the memory limit makes
+//     allocation fail, logs and results are capped in bytes.
+//   - A script's failure is a [diag.Diagnostic] in the [Result], never a Go
+//     error or a panic.
+//   - Handlers run on worker goroutines; their promises are settled on the
+//     goroutine that runs the event loop, never from the worker.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// Handler performs one async host operation requested by JavaScript through
+// the internal module's call(op, payload). It runs on its own goroutine; ctx
+// is cancelled when the run ends, early or not. A returned *diag.Error is
+// thrown into the script as an instance of its @codemode/errors class; any
+// other error as a CodemodeError.
+type Handler func(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error)
+
+// Resolver returns the JavaScript source of a `@codemode/...` module other
+// than the built-in `@codemode/errors`. It is called on the event-loop
+// goroutine while the engine is linking modules, so it may block (to connect
+// an upstream, say) but must honour ctx, which carries the run's deadline.
+// An error becomes an import failure; a *diag.Error keeps its hint.
+type Resolver func(ctx context.Context, specifier string) (string, error)
+
+// Limits bound one run. Zero fields get the defaults of DefaultLimits.
+type Limits struct {
+	Timeout        time.Duration
+	MaxMemoryBytes int64
+	MaxLogBytes    int64
+	MaxResultBytes int64
+}
+
+// DefaultLimits are used for fields a caller leaves zero.
+var DefaultLimits = Limits{
+	Timeout:        30 * time.Second,
+	MaxMemoryBytes: 64 << 20,
+	MaxLogBytes:    64 << 10,
+	MaxResultBytes: 1 << 20,
+}
+
+// Deterministic makes a run reproducible: Math.random is seeded and Date
+// always reads Now. Replay mode reruns a script and needs both.
+type Deterministic struct {
+	Seed uint32
+	Now  time.Time
+}
+
+// Options configure one run. The zero value runs a script with no host
+// modules or operations and the default limits.
+type Options struct {
+	Limits        Limits
+	Resolve       Resolver
+	Handle        Handler
+	Deterministic *Deterministic
+	// Position maps a line and column of the code as run (1-based) to a
+	// location in the agent's own source, e.g. "script.ts:3:7". The default
+	// reports "script.js:line:col".
+	Position func(line, col int) string
+	// MaxPendingTimers bounds setTimeout calls waiting to fire. Default 1000.
+	MaxPendingTimers int
+	// Prelude lists modules imported, in order, before the agent's module:
+	// surfaces use them to define globals (servers as objects, say).
+	Prelude []string
+}
+
+// Level is a console level (§3.3.1).
+type Level string
+
+const (
+	LevelDebug Level = "debug"
+	LevelLog   Level = "log"
+	LevelWarn  Level = "warn"
+	LevelError Level = "error"
+)
+
+// LogEntry is one captured console call.
+type LogEntry struct {
+	Level   Level  `json:"level"`
+	Message string `json:"message"`
+	TimeMs  int64  `json:"timeMs"`
+}
+
+// Result is what a run produced. Result is JSON text, "null" when the script
+// did not assign __codemode_result__ or failed (§3.3.4).
+type Result struct {
+	Logs        []LogEntry
+	Result      json.RawMessage
+	Diagnostics []diag.Diagnostic
+	// Duration is the wall-clock time from the start of the run to its end.
+	Duration time.Duration
+	// TimedOut, OutOfMemory and Canceled tell why a run ended early.
+	TimedOut, OutOfMemory, Canceled bool
+}
+
+// Failed reports whether any diagnostic is an error.
+func (r *Result) Failed() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == diag.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Run executes code, an ES module (already JavaScript; see package transpile
+// for TypeScript), in a fresh VM. It returns when the module has settled and
+// nothing is left to do (no timers, no host operations in flight), or when a
+// limit, a fatal error or ctx ends the run. Run never returns nil and never
+// panics on account of the script.
+func Run(ctx context.Context, code string, opts *Options) *Result {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Limits = o.Limits.withDefaults()
+	if o.Position == nil {
+		o.Position = defaultPosition
+	}
+	if o.MaxPendingTimers <= 0 {
+		o.MaxPendingTimers = 1000
+	}
+	return newRun(ctx, code, &o).execute()
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultLimits.Timeout
+	}
+	if l.MaxMemoryBytes <= 0 {
+		l.MaxMemoryBytes = DefaultLimits.MaxMemoryBytes
+	}
+	if l.MaxLogBytes <= 0 {
+		l.MaxLogBytes = DefaultLimits.MaxLogBytes
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultLimits.MaxResultBytes
+	}
+	return l
+}

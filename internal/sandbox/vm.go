@@ -1,0 +1,438 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	_ "embed"
+
+	"modernc.org/quickjs"
+)
+
+// vm is the seam between the event loop and the JavaScript engine: the few
+// operations a run needs. qjsVM implements it over modernc.org/quickjs; any
+// other engine would implement the same methods with an equivalent bootstrap.
+// A vm is used by one goroutine at a time, except interrupt.
+type vm interface {
+	// bind attaches the run whose host functions JavaScript reaches.
+	bind(h host)
+	// setLimits sets the memory limit and the deadline for all later entries
+	// into JavaScript.
+	setLimits(deadline time.Time, memoryBytes int64)
+	determinize(seed uint32, nowMs int64) error
+	// evalModule compiles, links and starts the agent module, after
+	// importing the prelude modules; its settlement is reported to
+	// host.done.
+	evalModule(src string, prelude []string) error
+	settle(id int, ok bool, data string) error
+	fire(id int) error
+	runJobs() error
+	// unhandled describes, and forgets, the promise rejections that no
+	// handler has taken so far.
+	unhandled() ([]string, error)
+	// rejection describes why the agent module failed, once host.done
+	// reported ok == false.
+	rejection() (string, error)
+	// result returns "J"+JSON of __codemode_result__ or "E"+a reason.
+	result() (string, error)
+	interrupt()
+	close()
+}
+
+// host is what a run offers JavaScript, through the host functions that the
+// bootstrap captures.
+type host interface {
+	call(id int, op, payload string)
+	log(level Level, msg string) bool
+	timer(id int, ms float64) error
+	clearTimer(id int)
+	done(ok bool)
+	resolve(specifier string) (string, error)
+}
+
+//go:embed js/bootstrap.js
+var bootstrapJS string
+
+// internalModule is the only way the generated modules reach the host: it
+// takes the bootstrap's handoff and removes it from the global object. It is
+// imported once while the VM is prepared, before agent code exists, and agent
+// code cannot import it (see normalize).
+const internalModule = `const h = globalThis.__cm_handoff;
+delete globalThis.__cm_handoff;
+export const call = h.call;
+export const classes = h.classes;
+export const freeze = h.freeze;
+export const deepFreeze = h.deepFreeze;
+`
+
+const errorsModule = `import { classes } from "@codemode/internal";
+export const CodemodeError = classes.CodemodeError;
+export const SchemaValidationError = classes.SchemaValidationError;
+export const ToolNotFoundError = classes.ToolNotFoundError;
+export const ServerNotFoundError = classes.ServerNotFoundError;
+export const ToolCallError = classes.ToolCallError;
+export const AuthenticationError = classes.AuthenticationError;
+export const SandboxLimitError = classes.SandboxLimitError;
+`
+
+const (
+	internalSpecifier = "@codemode/internal"
+	errorsSpecifier   = "@codemode/errors"
+	// agentSpecifier names the agent's module. It is loaded through the
+	// module loader, not evaluated directly, so that its stack frames read
+	// "<agent>:line:col" and cannot be confused with the bootstrap's
+	// ("<eval>:...").
+	agentSpecifier = "<agent>"
+)
+
+// bootstrapCode is the bootstrap compiled once per process: evaluating
+// bytecode skips parsing in every new VM.
+var bootstrapCode = sync.OnceValues(func() ([]byte, error) {
+	m, err := quickjs.NewVM()
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return m.Compile(bootstrapJS, quickjs.EvalGlobal)
+})
+
+type qjsVM struct {
+	m *quickjs.VM
+	h host
+
+	// Functions the bootstrap handed over with __cm_install.
+	settleFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
+	installed                                                      bool
+
+	// preparing is true while the VM imports its own internal module.
+	preparing bool
+	// agentSrc is the agent module's source once evalModule has been called.
+	agentSrc  string
+	agentSeen bool
+	// reason is what the agent module was rejected with.
+	reason    quickjs.Value
+	hasReason bool
+	memLimit  int64
+	deadline  time.Time
+	tracker   *rejectionTracker
+}
+
+// noHost answers host calls made while no run is bound. Only the bootstrap
+// runs then, and it makes none; anything else is a bug worth a clear error.
+type noHost struct{}
+
+func (noHost) call(int, string, string)       {}
+func (noHost) log(Level, string) bool         { return false }
+func (noHost) timer(int, float64) error       { return errors.New("no run is bound") }
+func (noHost) clearTimer(int)                 {}
+func (noHost) done(bool)                      {}
+func (noHost) resolve(string) (string, error) { return "", errors.New("no run is bound") }
+
+// newQJSVM creates a VM and prepares it: host functions, bootstrap, internal
+// module. No agent code has run in it.
+func newQJSVM() (*qjsVM, error) {
+	code, err := bootstrapCode()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the sandbox bootstrap: %w", err)
+	}
+	m, err := quickjs.NewVM()
+	if err != nil {
+		return nil, err
+	}
+	v := &qjsVM{m: m, h: noHost{}}
+	// Preparing allocates a few hundred KiB that all stay alive; a garbage
+	// collection on the way would find nothing to free. setLimits lowers the
+	// threshold again before agent code runs.
+	m.SetGCThreshold(16 << 20)
+	if err := v.prepare(code); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *qjsVM) prepare(code []byte) error {
+	m := v.m
+	reg := []struct {
+		name string
+		f    any
+	}{
+		{"__cm_call", func(id int, op, payload string) { v.h.call(id, op, payload) }},
+		{"__cm_log", func(level, msg string) bool { return v.h.log(Level(level), msg) }},
+		{"__cm_clear", func(id int) { v.h.clearTimer(id) }},
+		{"__cm_done", func(ok bool, reason quickjs.Value) {
+			if !ok && !v.hasReason {
+				v.reason, v.hasReason = reason.Dup(), true
+			}
+			v.h.done(ok)
+		}},
+		{"__cm_install", v.install},
+	}
+	for _, r := range reg {
+		if err := m.RegisterFunc(r.name, r.f, false); err != nil {
+			return fmt.Errorf("registering %s: %w", r.name, err)
+		}
+	}
+	// Host funcs whose Go error must become a JavaScript exception.
+	if err := m.RegisterHostFunc("__cm_timer", func(args []any) (any, error) {
+		id, ms := argInt(args, 0), argFloat(args, 1)
+		return nil, v.h.timer(id, ms)
+	}); err != nil {
+		return err
+	}
+	if err := m.RegisterHostFunc("__cm_url", func(args []any) (any, error) {
+		return urlOp(argString(args, 0), argString(args, 1), argString(args, 2), argString(args, 3))
+	}); err != nil {
+		return err
+	}
+	m.SetModuleLoader(v.load, v.normalize)
+	if _, err := m.EvalBytecode(code); err != nil {
+		return fmt.Errorf("running the sandbox bootstrap: %w", err)
+	}
+	if !v.installed {
+		return errors.New("the sandbox bootstrap did not install its functions")
+	}
+	v.preparing = true
+	p, err := m.EvalValue(`import "@codemode/internal"; import "@codemode/errors";`, quickjs.EvalModule)
+	v.preparing = false
+	if err != nil {
+		return fmt.Errorf("loading the internal modules: %w", err)
+	}
+	p.Free()
+	if _, err := m.ExecutePendingJobs(); err != nil {
+		return fmt.Errorf("loading the internal modules: %w", err)
+	}
+	v.tracker = installTracker(m, v)
+	return nil
+}
+
+func (v *qjsVM) install(settle, fire, watch, result, describe, determinize quickjs.Value) {
+	v.settleFn, v.fireFn, v.watchFn = settle.Dup(), fire.Dup(), watch.Dup()
+	v.resultFn, v.describeFn, v.determinizeFn = result.Dup(), describe.Dup(), determinize.Dup()
+	v.installed = true
+}
+
+func argString(args []any, i int) string {
+	if i < len(args) {
+		if s, ok := args[i].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+func argInt(args []any, i int) int {
+	if i < len(args) {
+		switch n := args[i].(type) {
+		case int:
+			return n
+		case float64:
+			return int(n)
+		}
+	}
+	return 0
+}
+
+func argFloat(args []any, i int) float64 {
+	if i < len(args) {
+		switch n := args[i].(type) {
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+	}
+	return 0
+}
+
+// normalize decides which specifiers exist at all. Only `@codemode/...`
+// names are modules; the internal module is reachable only from our own
+// modules (and while the VM is being prepared).
+func (v *qjsVM) normalize(_ *quickjs.VM, base, name string) (string, error) {
+	if name == agentSpecifier {
+		// Only the entry point imports the agent module, once.
+		if base != "<eval>" || v.agentSeen {
+			return "", &importError{specifier: name, reason: "cannot be imported"}
+		}
+		v.agentSeen = true
+		return name, nil
+	}
+	if name == internalSpecifier && !v.preparing && !strings.HasPrefix(base, "@codemode/") {
+		return "", &importError{specifier: name, reason: "is not a public module"}
+	}
+	if !strings.HasPrefix(name, "@codemode/") {
+		return "", &importError{specifier: name, reason: "is not available: only @codemode/* modules can be imported (no npm packages, Node built-ins, URLs or relative files)"}
+	}
+	return name, nil
+}
+
+func (v *qjsVM) load(_ *quickjs.VM, name string) (string, error) {
+	switch name {
+	case internalSpecifier:
+		return internalModule, nil
+	case errorsSpecifier:
+		return errorsModule, nil
+	case agentSpecifier:
+		return v.agentSrc, nil
+	}
+	return v.h.resolve(name)
+}
+
+// importError is what normalize and load return; the engine wraps its text
+// into a TypeError ("module load failed: ...").
+type importError struct {
+	specifier, reason string
+}
+
+func (e *importError) Error() string { return fmt.Sprintf("module %q %s", e.specifier, e.reason) }
+
+func (v *qjsVM) bind(h host) { v.h = h }
+
+func (v *qjsVM) setLimits(deadline time.Time, memoryBytes int64) {
+	v.deadline = deadline
+	v.memLimit = memoryBytes
+	v.m.SetMemoryLimit(uintptr(memoryBytes))
+	v.m.SetGCThreshold(gcThreshold)
+}
+
+// enter arms the engine's timeout with what is left until the deadline. The
+// engine re-arms at every outermost entry, so this must precede each one.
+func (v *qjsVM) enter() error {
+	left := time.Until(v.deadline)
+	if left <= 0 {
+		return errDeadline
+	}
+	return v.m.SetEvalTimeout(left)
+}
+
+var errDeadline = errors.New("deadline exceeded")
+
+// gcThreshold is QuickJS's default: collect after 256 KiB of allocation.
+const gcThreshold = 256 << 10
+
+func (v *qjsVM) determinize(seed uint32, nowMs int64) error {
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err := v.determinizeFn.Call(quickjs.UndefinedValue, int64(seed), float64(nowMs))
+	return err
+}
+
+func (v *qjsVM) evalModule(src string, prelude []string) error {
+	if err := v.enter(); err != nil {
+		return err
+	}
+	v.agentSrc = src
+	var entry strings.Builder
+	for _, p := range prelude {
+		fmt.Fprintf(&entry, "import %q;\n", p)
+	}
+	fmt.Fprintf(&entry, "import %q;\n", agentSpecifier)
+	p, err := v.m.EvalValue(entry.String(), quickjs.EvalModule)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err = v.watchFn.Call(quickjs.UndefinedValue, p)
+	return err
+}
+
+func (v *qjsVM) settle(id int, ok bool, data string) error {
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err := v.settleFn.Call(quickjs.UndefinedValue, id, ok, data)
+	return err
+}
+
+func (v *qjsVM) fire(id int) error {
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err := v.fireFn.Call(quickjs.UndefinedValue, id)
+	return err
+}
+
+func (v *qjsVM) runJobs() error {
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err := v.m.ExecutePendingJobs()
+	return err
+}
+
+func (v *qjsVM) unhandled() ([]string, error) {
+	if v.tracker == nil || !v.tracker.pendingAny() {
+		return nil, nil
+	}
+	v.headroom()
+	return v.tracker.take(v)
+}
+
+func (v *qjsVM) rejection() (string, error) {
+	if !v.hasReason {
+		return "", errors.New("the agent module was not rejected")
+	}
+	v.headroom()
+	return v.describe(v.reason)
+}
+
+// headroom lifts the memory limit a little once the script is over (or about
+// to be reported as failed): describing what went wrong must not fail for
+// the lack of memory the script used up.
+func (v *qjsVM) headroom() {
+	if v.memLimit > 0 {
+		v.m.SetMemoryLimit(uintptr(v.memLimit + describeHeadroom))
+	}
+}
+
+const describeHeadroom = 4 << 20
+
+// describe renders a rejection reason with the bootstrap's describe().
+func (v *qjsVM) describe(reason quickjs.Value) (string, error) {
+	if err := v.enter(); err != nil {
+		return "", err
+	}
+	r, err := v.describeFn.Call(quickjs.UndefinedValue, reason)
+	if err != nil {
+		return "", err
+	}
+	s, _ := r.(string)
+	return s, nil
+}
+
+func (v *qjsVM) result() (string, error) {
+	if err := v.enter(); err != nil {
+		return "", err
+	}
+	r, err := v.resultFn.Call(quickjs.UndefinedValue)
+	if err != nil {
+		return "", err
+	}
+	s, ok := r.(string)
+	if !ok {
+		return "", fmt.Errorf("result(): unexpected %T", r)
+	}
+	return s, nil
+}
+
+func (v *qjsVM) interrupt() { v.m.Interrupt() }
+
+func (v *qjsVM) close() {
+	if v.tracker != nil {
+		v.tracker.release()
+	}
+	if v.hasReason {
+		v.reason.Free()
+	}
+	for _, f := range []*quickjs.Value{&v.settleFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.describeFn, &v.determinizeFn} {
+		f.Free()
+	}
+	v.m.Close()
+}

@@ -1,0 +1,230 @@
+// Package transpile turns an agent's script, TypeScript or JavaScript, into
+// the ES module the sandbox runs, using esbuild's Go API; and maps positions
+// in that module back to the agent's own source, so that every diagnostic
+// points at a line the agent wrote.
+//
+// Start with [Module]. Results are cached by source text: agents and
+// benchmarks resubmit the same script, and esbuild's work is then free.
+package transpile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// Output is a transpiled module.
+type Output struct {
+	// Code is the ES module to run.
+	Code string
+	// Lang is "ts" or "js": the loader that accepted the source.
+	Lang string
+	// File is the name positions are reported against: "script.ts" or
+	// "script.js".
+	File string
+
+	smap *sourcemap.Consumer
+	// shift is the length of the wrapper's prefix on the first line.
+	shift int
+}
+
+// Position maps a 1-based line and column of Code to "file:line:col" in the
+// agent's source. Positions without a mapping are reported as they are.
+func (o *Output) Position(line, col int) string {
+	if o.smap != nil {
+		// The map's columns are 0-based; the engine's are 1-based.
+		if _, _, l, c, ok := o.smap.Source(line, max(col-1, 0)); ok {
+			if l == 1 {
+				c = max(c-o.shift, 0)
+			}
+			return o.File + ":" + strconv.Itoa(l) + ":" + strconv.Itoa(c+1)
+		}
+	}
+	return o.File + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
+}
+
+// Options tune Module. The zero value is what the run tool uses.
+type Options struct {
+	// Lang forces "ts" or "js"; empty tries TypeScript first and falls back
+	// to JavaScript (TypeScript is almost a superset; the exceptions are
+	// rare constructs like `<T>x` casts read as JSX-free generics).
+	Lang string
+	// Wrap puts the script inside an async function body, for surfaces
+	// whose scripts `return` their result (files, emceepee, search/execute).
+	// The module then assigns the function's value to __codemode_result__.
+	Wrap bool
+}
+
+type cacheKey struct {
+	src  string
+	opts Options
+}
+
+type cacheEntry struct {
+	out   *Output
+	diags []diag.Diagnostic
+}
+
+// cache holds recent results. It is bounded by entry count and by the size
+// of the sources it keeps; when full it is simply cleared, which is cheap
+// and keeps the hot case (the same script again) fast.
+var cache struct {
+	sync.Mutex
+	m     map[cacheKey]cacheEntry
+	bytes int
+}
+
+const (
+	cacheMaxEntries = 256
+	cacheMaxBytes   = 4 << 20
+)
+
+// Module transpiles src. On failure it returns nil and SYNTAX_ERROR
+// diagnostics located in src.
+func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	key := cacheKey{src, o}
+	cache.Lock()
+	e, ok := cache.m[key]
+	cache.Unlock()
+	if ok {
+		return e.out, e.diags
+	}
+	out, diags := transform(src, o)
+	cache.Lock()
+	if cache.m == nil || len(cache.m) >= cacheMaxEntries || cache.bytes+len(src) > cacheMaxBytes {
+		cache.m = map[cacheKey]cacheEntry{}
+		cache.bytes = 0
+	}
+	cache.m[key] = cacheEntry{out, diags}
+	cache.bytes += len(src)
+	cache.Unlock()
+	return out, diags
+}
+
+func transform(src string, o Options) (*Output, []diag.Diagnostic) {
+	langs := []string{"ts", "js"}
+	if o.Lang != "" {
+		langs = []string{o.Lang}
+	}
+	var best []api.Message
+	bestLang := ""
+	for _, lang := range langs {
+		out, errs := try(src, lang, o.Wrap)
+		if out != nil {
+			return out, nil
+		}
+		// Report the errors of the parse that got furthest: a JavaScript
+		// file fails late as TypeScript only if it really is broken.
+		if best == nil || furthest(errs) > furthest(best) {
+			best, bestLang = errs, lang
+		}
+	}
+	return nil, syntaxDiagnostics(best, "script."+bestLang, o.Wrap)
+}
+
+func furthest(msgs []api.Message) int {
+	if len(msgs) == 0 || msgs[0].Location == nil {
+		return -1
+	}
+	return msgs[0].Location.Line<<20 + msgs[0].Location.Column
+}
+
+// wrapPrefix and wrapSuffix turn a function body into a module. Both are on
+// the first line so that the agent's lines keep their numbers.
+const (
+	wrapPrefix = "globalThis.__codemode_result__ = await (async () => {"
+	wrapSuffix = "\n})();\n"
+	esmSuffix  = "\nexport {};\n"
+)
+
+func try(src, lang string, wrap bool) (*Output, []api.Message) {
+	file := "script." + lang
+	// esbuild treats a file without import, export or top-level await as a
+	// script and then accepts a top-level return; the trailing export makes
+	// every input a module, as it is in the sandbox.
+	input := src + esmSuffix
+	if wrap {
+		input = wrapPrefix + src + wrapSuffix
+	}
+	loader := api.LoaderTS
+	if lang == "js" {
+		loader = api.LoaderJS
+	}
+	r := api.Transform(input, api.TransformOptions{
+		Loader:     loader,
+		Format:     api.FormatESModule,
+		Target:     api.ESNext,
+		Sourcemap:  api.SourceMapExternal,
+		Sourcefile: file,
+		Charset:    api.CharsetUTF8,
+		LogLevel:   api.LogLevelSilent,
+		// Keep the agent's code as written: no minification, no
+		// tree shaking that could drop a side-effect import.
+		TreeShaking: api.TreeShakingFalse,
+	})
+	if len(r.Errors) > 0 {
+		return nil, r.Errors
+	}
+	out := &Output{Code: string(r.Code), Lang: lang, File: file}
+	if m, err := sourcemap.Parse("", r.Map); err == nil {
+		out.smap = m
+	}
+	if wrap {
+		out.shift = len(wrapPrefix)
+	}
+	return out, nil
+}
+
+// syntaxDiagnostics turns esbuild's errors into SYNTAX_ERROR diagnostics with
+// the position in the agent's source and a hint.
+func syntaxDiagnostics(msgs []api.Message, file string, wrapped bool) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for i, m := range msgs {
+		if i == 5 {
+			break // the first few errors are what matters; later ones cascade
+		}
+		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError, Message: m.Text, Hint: hintFor(m.Text)}
+		if loc := m.Location; loc != nil {
+			col := loc.Column + 1
+			if wrapped && loc.Line == 1 {
+				col -= len(wrapPrefix)
+			}
+			d.Path = fmt.Sprintf("%s:%d:%d", file, loc.Line, max(col, 1))
+			if loc.LineText != "" {
+				d.Message = fmt.Sprintf("%s\n  %d | %s", m.Text, loc.Line, strings.TrimRight(loc.LineText, " \t"))
+			}
+			if loc.Suggestion != "" {
+				d.Hint = fmt.Sprintf("replace it with %q", loc.Suggestion)
+			}
+		}
+		for _, n := range m.Notes {
+			if n.Text != "" && d.Hint == "" {
+				d.Hint = n.Text
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func hintFor(text string) string {
+	switch {
+	case strings.Contains(text, "Top-level return"):
+		return "assign the value to globalThis.__codemode_result__ instead of returning it"
+	case strings.Contains(text, "require"):
+		return "use `import ... from \"@codemode/...\"`; require is not available"
+	case strings.Contains(text, "JSX"):
+		return "JSX is not supported; build strings or objects instead"
+	}
+	return "fix the syntax at this position"
+}
