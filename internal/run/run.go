@@ -164,19 +164,19 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	v := newView(r, limits, x)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMs)*time.Millisecond)
-	defer cancel()
-	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, req.RequestedCapabilities)...)
+	deadline := start.Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
+	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, deadline, req.RequestedCapabilities)...)
 
 	det := r.opts.Deterministic
 	if x.Deterministic != nil {
 		det = x.Deterministic
 	}
 	sres := sandbox.Run(ctx, withPrelude(out.Code, x.Prelude), &sandbox.Options{
+		// The sandbox starts after transpiling and eager connects; it
+		// gets what is left of the run's time.
+		Deadline: deadline,
 		Limits: sandbox.Limits{
-			// The sandbox's clock started after transpiling and eager
-			// connects; it gets what is left of the run's time.
-			Timeout:        time.Duration(limits.TimeoutMs)*time.Millisecond - time.Since(start),
+			Timeout:        time.Duration(limits.TimeoutMs) * time.Millisecond,
 			MaxMemoryBytes: limits.MaxMemoryBytes,
 			MaxLogBytes:    limits.MaxLogBytes,
 			MaxResultBytes: limits.MaxResultBytes,
@@ -261,11 +261,13 @@ func (v *View) trace() []TraceEntry {
 
 // requestCapabilities connects the requested servers in parallel, as hints
 // (§3.2.3), and warns about the ones it cannot provide.
-func (v *View) requestCapabilities(ctx context.Context, ids []string) []diag.Diagnostic {
+func (v *View) requestCapabilities(ctx context.Context, deadline time.Time, ids []string) []diag.Diagnostic {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	if len(ids) == 0 {
 		return nil
 	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	out := make([]diag.Diagnostic, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {

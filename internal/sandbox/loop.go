@@ -67,6 +67,9 @@ func newRun(ctx context.Context, code string, opts *Options) *run {
 		res:         &Result{Result: json.RawMessage("null")},
 	}
 	r.deadline = r.start.Add(opts.Limits.Timeout)
+	if !opts.Deadline.IsZero() {
+		r.deadline = opts.Deadline
+	}
 	r.opCtx, r.opCancel = context.WithDeadline(ctx, r.deadline)
 	return r
 }
@@ -203,7 +206,7 @@ func (r *run) loop() {
 			}
 			r.fireDue()
 		case <-r.ctx.Done():
-			r.canceled()
+			r.interrupted()
 			return
 		}
 	}

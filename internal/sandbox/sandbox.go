@@ -80,6 +80,11 @@ type Options struct {
 	// location in the agent's own source, e.g. "script.ts:3:7". The default
 	// reports "script.js:line:col".
 	Position func(line, col int) string
+	// Deadline, if set, ends the run at that time instead of Limits.Timeout
+	// after it starts; Limits.Timeout is still what messages report. A
+	// caller that spent part of the budget before the run (transpiling,
+	// connecting servers) sets it.
+	Deadline time.Time
 	// MaxPendingTimers bounds setTimeout calls waiting to fire. Default 1000.
 	MaxPendingTimers int
 	// Prelude lists modules imported, in order, before the agent's module:

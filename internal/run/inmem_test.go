@@ -1,0 +1,269 @@
+package run
+
+// Tests with in-process go-sdk servers, for behaviour the reference servers
+// cannot show on demand: true concurrency, cancellation, tool-list changes,
+// name collisions, credentials, replacement callers.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
+	"github.com/codemode-mcp/codemode/internal/testutil"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// §10.1: Promise.all really runs calls concurrently. Each of the two tools
+// waits until the other has started; run one after the other they would
+// deadlock until the timeout.
+func TestPromiseAllIsConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	s := mcp.NewServer(&mcp.Implementation{Name: "barrier"}, nil)
+	for _, name := range []string{"left", "right"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: objectSchema}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wg.Done()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+				return textResult(name), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	}
+	r := newTestRunner(t, map[string]*mcp.Server{"barrier": s})
+	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: 5000}, Code: `import { left, right } from "@codemode/servers/barrier";
+globalThis.__codemode_result__ = await Promise.all([left(), right()]);`})
+	if string(res.Result) != `["left","right"]` {
+		t.Fatalf("calls were not concurrent:\n%s", dump(res))
+	}
+}
+
+// §7.4: when a run ends early, its in-flight call is cancelled and the
+// upstream sees the cancellation (the SDK sends notifications/cancelled).
+func TestTimeoutCancelsInFlightCall(t *testing.T) {
+	cancelled := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
+	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: objectSchema}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	r := newTestRunner(t, map[string]*mcp.Server{"slow": s})
+	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: 300}, Code: `import { wait } from "@codemode/servers/slow";
+console.log("calling");
+await wait();`})
+	if d := firstError(t, res); d.Code != diag.SandboxLimit {
+		t.Fatalf("diagnostic = %+v", d)
+	}
+	if len(res.Logs) != 1 {
+		t.Fatalf("logs before the timeout were lost: %+v", res.Logs)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream never saw the call cancelled")
+	}
+}
+
+// §8: a tools/list_changed makes the next run see the new tool, while a run
+// in flight keeps the tool set it started with.
+func TestToolListChanged(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "dyn"}, nil)
+	s.AddTool(&mcp.Tool{Name: "one", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("1"), nil
+	})
+	addTwo := make(chan struct{})
+	s.AddTool(&mcp.Tool{Name: "grow", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&mcp.Tool{Name: "two", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("2"), nil
+		})
+		close(addTwo)
+		return textResult("grown"), nil
+	})
+	r := newTestRunner(t, map[string]*mcp.Server{"dyn": s})
+	res := r.Run(context.Background(), Request{Code: `import { grow, __meta__ } from "@codemode/servers/dyn";
+import { listTools } from "@codemode/discovery";
+await grow();
+await new Promise(r => setTimeout(r, 200));
+globalThis.__codemode_result__ = { meta: __meta__.tools.length, listed: (await listTools("dyn")).length };`})
+	if res.Failed() || string(res.Result) != `{"meta":2,"listed":2}` {
+		t.Fatalf("the in-flight run saw a different tool set:\n%s", dump(res))
+	}
+	<-addTwo
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res = r.Run(context.Background(), Request{Code: `import { __meta__ } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = __meta__.tools.map(t => t.toolName);`})
+		if string(res.Result) == `["grow","one","two"]` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the next run never saw the new tool: %s", dump(res))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res = r.Run(context.Background(), Request{Code: `import { two } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = await two();`})
+	if string(res.Result) != `"2"` {
+		t.Fatalf("calling the new tool: %s", dump(res))
+	}
+}
+
+// §6.1 at the module level: sanitising, leading digits, reserved words and
+// collisions in alphabetical order, all reflected in __meta__ and callable.
+func TestExportNameMapping(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "names"}, nil)
+	for _, name := range []string{"a_b", "a-b", "a.b", "123go", "export", "enum"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult(name), nil
+		})
+	}
+	r := newTestRunner(t, map[string]*mcp.Server{"names": s})
+	res := r.Run(context.Background(), Request{Code: `import * as n from "@codemode/servers/names";
+const out = {};
+for (const t of n.__meta__.tools) out[t.exportName] = await n[t.exportName]();
+globalThis.__codemode_result__ = out;`})
+	want := map[string]string{"a_b": "a-b", "a_b__2": "a.b", "a_b__3": "a_b", "_123go": "123go", "export_": "export", "enum": "enum"}
+	got := result[map[string]string](t, res)
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("export %s called %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// §7.1: an upstream rejecting credentials throws AuthenticationError.
+func TestAuthenticationError(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("ok"), nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer right" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	cfg := testutil.Config(
+		config.Server{Name: "good", Transport: config.Streamable, URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer right"}},
+		config.Server{Name: "bad", Transport: config.Streamable, URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer wrong"}},
+	)
+	m := upstream.New(cfg.Servers, nil)
+	defer m.Close()
+	r := New(cfg, catalog.New(m), m, nil)
+	res := r.Run(context.Background(), Request{Code: `import { secret } from "@codemode/servers/good";
+import { getTool } from "@codemode/discovery";
+import { AuthenticationError } from "@codemode/errors";
+let bad;
+try { await getTool("bad", "secret") } catch (e) { bad = { ok: e instanceof AuthenticationError, name: e.name, hint: e.hint } }
+globalThis.__codemode_result__ = { good: await secret(), bad };`})
+	var got struct {
+		Good string
+		Bad  struct {
+			OK         bool
+			Name, Hint string
+		}
+	}
+	json.Unmarshal(res.Result, &got)
+	if got.Good != "ok" || !got.Bad.OK || got.Bad.Hint == "" {
+		t.Fatalf("response:\n%s", dump(res))
+	}
+	if strings.Contains(dump(res), "Bearer") {
+		t.Fatalf("credentials reached the response:\n%s", dump(res))
+	}
+}
+
+// A server that fails to start is a diagnostic naming it with its stderr;
+// the rest of the run goes on.
+func TestBrokenServerDoesNotStopTheRun(t *testing.T) {
+	cfg := testutil.Config(
+		testutil.Everything(t, "everything"),
+		config.Server{Name: "broken", Transport: config.Stdio, Command: "/bin/sh", Args: []string{"-c", "echo 'fatal: FOO_TOKEN is not set' >&2; exit 3"}},
+	)
+	m := upstream.New(cfg.Servers, nil)
+	defer m.Close()
+	r := New(cfg, catalog.New(m), m, nil)
+	res := r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
+import { echo } from "@codemode/servers/everything";
+const servers = await listServers();
+globalThis.__codemode_result__ = { servers: servers.map(s => s.serverId + ":" + s.status), echo: await echo({ message: "still here" }) };`})
+	if res.Failed() || !strings.Contains(string(res.Result), "broken:error") || !strings.Contains(string(res.Result), "still here") {
+		t.Fatalf("response:\n%s", dump(res))
+	}
+	var found bool
+	for _, d := range res.Diagnostics {
+		if d.Code == diag.UpstreamUnavailable && strings.Contains(d.Message, "broken") && strings.Contains(d.Message, "FOO_TOKEN is not set") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no diagnostic naming the broken server with its stderr:\n%s", dump(res))
+	}
+}
+
+// The tool-call handler is replaceable and the sandbox can run
+// deterministically: the two things replay mode builds on.
+func TestReplaceableCallerAndDeterminism(t *testing.T) {
+	s := calcServer()
+	var calls atomic.Int32
+	fake := callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+		calls.Add(1)
+		return textResult("recorded " + tool), nil
+	})
+	base := newTestRunner(t, map[string]*mcp.Server{"calc": s})
+	r := New(base.cfg, base.cat, nil, &Options{Caller: fake, Deterministic: &sandbox.Deterministic{Seed: 7, Now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}})
+	code := `import { echo } from "@codemode/servers/calc";
+globalThis.__codemode_result__ = [await echo({ message: "x" }), Math.random(), Date.now(), new Date().toISOString()];`
+	a := r.Run(context.Background(), Request{Code: code})
+	b := r.Run(context.Background(), Request{Code: code})
+	if a.Failed() || string(a.Result) != string(b.Result) || !strings.Contains(string(a.Result), `"recorded echo"`) || !strings.Contains(string(a.Result), "2030-01-02T03:04:05.000Z") {
+		t.Fatalf("runs differ or are wrong:\n%s\n%s", a.Result, b.Result)
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("replacement caller saw %d calls", calls.Load())
+	}
+}
+
+type callerFunc func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error)
+
+func (f callerFunc) CallTool(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+	return f(ctx, id, tool, args)
+}
+
+// §5.3.1: a tool with no input schema at all is callable with no argument.
+func TestToolWithoutInputSchema(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare"}, nil)
+	s.AddTool(&mcp.Tool{Name: "ping", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("pong " + string(req.Params.Arguments)), nil
+	})
+	r := newTestRunner(t, map[string]*mcp.Server{"bare": s})
+	res := r.Run(context.Background(), Request{Code: `import { ping } from "@codemode/servers/bare"; globalThis.__codemode_result__ = [await ping(), await ping({})];`})
+	if string(res.Result) != `["pong {}","pong {}"]` {
+		t.Fatalf("response:\n%s", dump(res))
+	}
+}
