@@ -430,7 +430,7 @@ func TestSpecToolCallErrorDoesNotAbort(t *testing.T) {
 import { ToolCallError } from "@codemode/errors";
 let caught;
 try { await read_text_file({ path: "/etc/passwd" }) } catch (e) { caught = { ok: e instanceof ToolCallError, msg: e.message, toolName: e.toolName, serverId: e.serverId } }
-const hello = await read_text_file({ path: ` + jsString(filepath.Join(realDir, "hello.txt")) + ` });
+const hello = await read_text_file({ path: `+jsString(filepath.Join(realDir, "hello.txt"))+` });
 globalThis.__codemode_result__ = { caught, hello };`)
 	var got struct {
 		Caught struct {
