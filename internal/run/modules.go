@@ -27,6 +27,9 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 	case strings.HasPrefix(spec, ServerModulePrefix):
 		id := strings.TrimPrefix(spec, ServerModulePrefix)
 		s, err := v.cat.Server(ctx, id)
+		if _, known := v.cat.Config(id); known {
+			v.use(id)
+		}
 		if err != nil {
 			de := serverError(id, err, v.cat.IDs())
 			v.mu.Lock()
@@ -37,7 +40,7 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 		return ServerModuleSource(s), nil
 	}
 	if v.x.Modules != nil {
-		if src, ok := v.x.Modules(ctx, spec); ok {
+		if src, ok := v.x.Modules(ctx, v, spec); ok {
 			return src, nil
 		}
 	}

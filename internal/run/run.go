@@ -52,7 +52,14 @@ type Response struct {
 	Result      json.RawMessage    `json:"result"`
 	Diagnostics []diag.Diagnostic  `json:"diagnostics"`
 	ToolTrace   []TraceEntry       `json:"toolTrace"`
+
+	used []string
 }
+
+// ServersUsed lists the servers the run imported, called or asked for in
+// requestedCapabilities, in configuration order. The serving layer sends
+// their declarations with the first response that uses them (§4.4).
+func (r *Response) ServersUsed() []string { return r.used }
 
 // Failed reports whether any diagnostic is an error.
 func (r *Response) Failed() bool {
@@ -122,18 +129,20 @@ func (r *Runner) Config() *config.Config { return r.cfg }
 // Extra varies a run for the non-spec surfaces. The zero value is a
 // codemode.run as the spec defines it.
 type Extra struct {
-	// Wrap runs the code as the body of an async function whose return
-	// value is the result.
-	Wrap bool
+	// Transpile shapes the code: nil runs it as a module (the spec's
+	// codemode.run); transpile.Body() and transpile.Call() wrap it.
+	Transpile *transpile.Options
 	// Prelude lists modules imported, for their side effects, before the
 	// agent's code (e.g. one that defines per-server global objects).
 	Prelude []string
 	// Modules answers imports that the standard resolver does not know.
-	Modules func(ctx context.Context, specifier string) (string, bool)
+	Modules func(ctx context.Context, v *View, specifier string) (string, bool)
 	// Ops handles host operations the standard handler does not know.
 	Ops func(ctx context.Context, v *View, op string, payload json.RawMessage) (json.RawMessage, error, bool)
 	// Deterministic overrides Options.Deterministic for this run.
 	Deterministic *sandbox.Deterministic
+	// ReadOnly refuses tool calls: the run may only read the catalog.
+	ReadOnly bool
 }
 
 // Run executes one request. It never returns nil, and a failure of the
@@ -157,7 +166,7 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 		return resp
 	}
 	limits := r.cfg.Resolve(req.Limits)
-	out, diags := transpile.Module(req.Code, &transpile.Options{Wrap: x.Wrap})
+	out, diags := transpile.Module(req.Code, x.Transpile)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
 		return resp
@@ -171,7 +180,8 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	if x.Deterministic != nil {
 		det = x.Deterministic
 	}
-	sres := sandbox.Run(ctx, withPrelude(out.Code, x.Prelude), &sandbox.Options{
+	sres := sandbox.Run(ctx, out.Code, &sandbox.Options{
+		Prelude: x.Prelude,
 		// The sandbox starts after transpiling and eager connects; it
 		// gets what is left of the run's time.
 		Deadline: deadline,
@@ -193,20 +203,8 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)
 	resp.ToolTrace = v.trace()
+	resp.used = v.usedServers()
 	return resp
-}
-
-// withPrelude puts the prelude's imports on the first line of the module,
-// before the agent's first statement, so that no line number moves.
-func withPrelude(code string, prelude []string) string {
-	if len(prelude) == 0 {
-		return code
-	}
-	var b strings.Builder
-	for _, p := range prelude {
-		fmt.Fprintf(&b, "import %q;", p)
-	}
-	return b.String() + code
 }
 
 // widenHint tells the agent how far a limit it hit can be raised.
@@ -240,10 +238,30 @@ type View struct {
 	traceList   []*TraceEntry
 	importFails map[string]bool // servers whose failure is already an import diagnostic
 	died        map[string]error
+	used        map[string]bool
+}
+
+// use notes that the run used server id.
+func (v *View) use(id string) {
+	v.mu.Lock()
+	v.used[id] = true
+	v.mu.Unlock()
+}
+
+func (v *View) usedServers() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, id := range v.cat.IDs() {
+		if v.used[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func newView(r *Runner, l config.Limits, x Extra) *View {
-	return &View{r: r, cat: r.cat.View(), limits: l, x: x, importFails: map[string]bool{}, died: map[string]error{}}
+	return &View{r: r, cat: r.cat.View(), limits: l, x: x, importFails: map[string]bool{}, died: map[string]error{}, used: map[string]bool{}}
 }
 
 // Catalog returns the run's catalog view.
@@ -274,6 +292,9 @@ func (v *View) requestCapabilities(ctx context.Context, deadline time.Time, ids 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if _, known := v.cat.Config(id); known {
+				v.use(id)
+			}
 			if _, err := v.cat.Server(ctx, id); err != nil {
 				de := serverError(id, err, v.cat.IDs())
 				out[i] = diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.CapabilityUnavailable,

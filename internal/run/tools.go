@@ -38,23 +38,43 @@ func (v *View) tool(ctx context.Context, payload json.RawMessage) (json.RawMessa
 // maxToolCalls, look the tool up (by canonical or export name), validate the
 // input against its inputSchema, call it, record it in the trace and unwrap
 // the result (§5.3.2). Every failure is a *diag.Error of the §7.1 class agent
-// code should see. input may be nil (no argument).
+// code should see, an isError result included. input may be nil (no
+// argument).
 func (v *View) CallTool(ctx context.Context, serverID, name string, input json.RawMessage) (json.RawMessage, error) {
-	if err := v.count(serverID, name); err != nil {
+	t, res, err := v.CallRaw(ctx, serverID, name, input)
+	if err != nil {
 		return nil, err
+	}
+	if res.IsError {
+		return nil, toolFailed(serverID, t, res)
+	}
+	return Unwrap(res)
+}
+
+// CallRaw is CallTool without the unwrapping: an isError result is returned
+// as it is (and traced as a failure), for surfaces that hand agent code the
+// whole MCP result.
+func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.RawMessage) (*catalog.Tool, *mcp.CallToolResult, error) {
+	if v.x.ReadOnly {
+		return nil, nil, &diag.Error{Class: diag.CodemodeError, Message: fmt.Sprintf("cannot call %s/%s: this run is read-only", serverID, name),
+			Hint: "search only reads the catalog; call tools with execute"}
+	}
+	if err := v.count(serverID, name); err != nil {
+		return nil, nil, err
 	}
 	s, err := v.cat.Server(ctx, serverID)
 	if err != nil {
-		return nil, serverError(serverID, err, v.cat.IDs())
+		return nil, nil, serverError(serverID, err, v.cat.IDs())
 	}
+	v.use(serverID)
 	t := s.Lookup(name)
 	if t == nil {
-		return nil, toolNotFound(s, name)
+		return nil, nil, toolNotFound(s, name)
 	}
 	args, verr := v.checkInput(s, t, input)
 	if verr != nil {
 		v.record(serverID, t.Name, 0, verr)
-		return nil, verr
+		return nil, nil, verr
 	}
 	start := time.Now()
 	res, err := v.r.caller.CallTool(ctx, serverID, t.Name, args)
@@ -63,18 +83,17 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 		de := callError(ctx, serverID, t.Name, err)
 		v.record(serverID, t.Name, d, de)
 		v.noteDeath(serverID, err)
-		return nil, de
+		return nil, nil, de
 	}
 	if res == nil {
 		res = &mcp.CallToolResult{}
 	}
 	if res.IsError {
-		de := toolFailed(serverID, t, res)
-		v.record(serverID, t.Name, d, de)
-		return nil, de
+		v.record(serverID, t.Name, d, toolFailed(serverID, t, res))
+	} else {
+		v.record(serverID, t.Name, d, nil)
 	}
-	v.record(serverID, t.Name, d, nil)
-	return Unwrap(res)
+	return t, res, nil
 }
 
 // count enforces maxToolCalls. A refused call throws SandboxLimitError; the

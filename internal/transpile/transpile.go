@@ -55,10 +55,30 @@ type Options struct {
 	// to JavaScript (TypeScript is almost a superset; the exceptions are
 	// rare constructs like `<T>x` casts read as JSX-free generics).
 	Lang string
-	// Wrap puts the script inside an async function body, for surfaces
-	// whose scripts `return` their result (files, emceepee, search/execute).
-	// The module then assigns the function's value to __codemode_result__.
-	Wrap bool
+	// Prefix and Suffix surround the agent's code, for surfaces whose
+	// scripts are not modules: a function body that `return`s its result
+	// (see Body), or an arrow function to call (see Call). Prefix must not
+	// contain a newline, so that the agent's lines keep their numbers;
+	// positions on the first line are shifted back by its length.
+	Prefix, Suffix string
+}
+
+// Body returns options that run the code as the body of an async function
+// whose return value becomes the result.
+func Body() *Options {
+	return &Options{Prefix: "globalThis.__codemode_result__ = await (async () => {", Suffix: "\n})();\n"}
+}
+
+// Call returns options that run the code as an expression: a function (an
+// async arrow function, as Cloudflare's and Thoughtbox's surfaces take) is
+// called with args and its value becomes the result; any other value is the
+// result itself. imports are import declarations put before it, on the same
+// line.
+func Call(imports, args string) *Options {
+	return &Options{
+		Prefix: imports + `globalThis.__codemode_result__ = await (async (f) => typeof f === "function" ? await f(` + args + `) : await f)(`,
+		Suffix: "\n);\n",
+	}
 }
 
 type cacheKey struct {
@@ -119,7 +139,7 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 	var best []api.Message
 	bestLang := ""
 	for _, lang := range langs {
-		out, errs := try(src, lang, o.Wrap)
+		out, errs := try(src, lang, o)
 		if out != nil {
 			return out, nil
 		}
@@ -129,7 +149,7 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 			best, bestLang = errs, lang
 		}
 	}
-	return nil, syntaxDiagnostics(best, "script."+bestLang, o.Wrap)
+	return nil, syntaxDiagnostics(best, "script."+bestLang, len(o.Prefix))
 }
 
 func furthest(msgs []api.Message) int {
@@ -139,23 +159,14 @@ func furthest(msgs []api.Message) int {
 	return msgs[0].Location.Line<<20 + msgs[0].Location.Column
 }
 
-// wrapPrefix and wrapSuffix turn a function body into a module. Both are on
-// the first line so that the agent's lines keep their numbers.
-const (
-	wrapPrefix = "globalThis.__codemode_result__ = await (async () => {"
-	wrapSuffix = "\n})();\n"
-	esmSuffix  = "\nexport {};\n"
-)
+// esmSuffix makes every input a module: esbuild treats a file without
+// import, export or top-level await as a script, and then accepts a
+// top-level return, which the sandbox would refuse.
+const esmSuffix = "\nexport {};\n"
 
-func try(src, lang string, wrap bool) (*Output, []api.Message) {
+func try(src, lang string, o Options) (*Output, []api.Message) {
 	file := "script." + lang
-	// esbuild treats a file without import, export or top-level await as a
-	// script and then accepts a top-level return; the trailing export makes
-	// every input a module, as it is in the sandbox.
-	input := src + esmSuffix
-	if wrap {
-		input = wrapPrefix + src + wrapSuffix
-	}
+	input := o.Prefix + src + o.Suffix + esmSuffix
 	loader := api.LoaderTS
 	if lang == "js" {
 		loader = api.LoaderJS
@@ -179,15 +190,13 @@ func try(src, lang string, wrap bool) (*Output, []api.Message) {
 	if m, err := sourcemap.Parse("", r.Map); err == nil {
 		out.smap = m
 	}
-	if wrap {
-		out.shift = len(wrapPrefix)
-	}
+	out.shift = len(o.Prefix)
 	return out, nil
 }
 
 // syntaxDiagnostics turns esbuild's errors into SYNTAX_ERROR diagnostics with
 // the position in the agent's source and a hint.
-func syntaxDiagnostics(msgs []api.Message, file string, wrapped bool) []diag.Diagnostic {
+func syntaxDiagnostics(msgs []api.Message, file string, shift int) []diag.Diagnostic {
 	var out []diag.Diagnostic
 	for i, m := range msgs {
 		if i == 5 {
@@ -196,8 +205,8 @@ func syntaxDiagnostics(msgs []api.Message, file string, wrapped bool) []diag.Dia
 		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError, Message: m.Text, Hint: hintFor(m.Text)}
 		if loc := m.Location; loc != nil {
 			col := loc.Column + 1
-			if wrapped && loc.Line == 1 {
-				col -= len(wrapPrefix)
+			if loc.Line == 1 {
+				col -= shift
 			}
 			d.Path = fmt.Sprintf("%s:%d:%d", file, loc.Line, max(col, 1))
 			if loc.LineText != "" {

@@ -65,15 +65,25 @@ func TestPositionMapsToSource(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
-	out, diags := Module("const x = 2;\nreturn x * 21;", &Options{Wrap: true})
+	out, diags := Module("const x = 2;\nreturn x * 21;", Body())
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
 	if !strings.Contains(out.Code, "__codemode_result__") {
 		t.Fatal(out.Code)
 	}
-	_, diags = Module("const x = ;", &Options{Wrap: true})
+	_, diags = Module("const x = ;", Body())
 	if len(diags) == 0 || diags[0].Path != "script.ts:1:11" {
 		t.Fatalf("wrapped error position: %+v", diags)
+	}
+}
+
+func TestCall(t *testing.T) {
+	out, diags := Module("async (catalog) => catalog.servers.length", Call(`import { catalog } from "@x";`, "catalog"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if !strings.Contains(out.Code, "(catalog)") || !strings.Contains(out.Code, "__codemode_result__") {
+		t.Fatal(out.Code)
 	}
 }

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/serve"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+const noConfigHint = `codemode: no configuration file (--config, $CODEMODE_CONFIG or ./codemode.json); serving an empty catalog.
+  To add a server, write codemode.json, e.g.
+    {"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}
+`
+
+func (e *env) serve(args []string) int {
+	fs := newFlagSet("serve", e.stderr, "serve [--config FILE] [--http ADDR [--auth-token T] [--stateless]]")
+	var c common
+	c.register(fs, "info")
+	var httpAddr, token string
+	var origins stringList
+	var stateless bool
+	var grace time.Duration
+	fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR/mcp (e.g. 127.0.0.1:8808) instead of stdio")
+	fs.StringVar(&token, "auth-token", os.Getenv("CODEMODE_AUTH_TOKEN"), "bearer token required on HTTP requests (default $CODEMODE_AUTH_TOKEN); mandatory off loopback")
+	fs.Var(&origins, "allowed-origin", "browser Origin accepted besides localhost (repeatable)")
+	fs.BoolVar(&stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer")
+	fs.DurationVar(&grace, "grace", 10*time.Second, "on SIGINT/SIGTERM, how long runs in flight may take to finish")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return e.usageErr(err)
+	}
+	if len(pos) > 0 {
+		return e.usageErr(fmt.Errorf("serve takes no arguments, got %q", pos))
+	}
+	if httpAddr != "" {
+		if err := serve.CheckListen(httpAddr, token); err != nil {
+			return e.usageErr(err)
+		}
+	}
+	var srv *serve.Server
+	g, status := e.open(c, &upstream.Options{OnToolsChanged: func(id string) {
+		if srv != nil {
+			srv.ToolsChanged(id)
+		}
+	}})
+	if g == nil {
+		return status
+	}
+	defer g.close()
+	if g.cfg.File == "" {
+		fmt.Fprint(e.stderr, noConfigHint)
+	}
+	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
+	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: Version})
+
+	// Work stops on a signal; the server itself keeps running until the
+	// runs in flight are done or the grace period ends.
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(e.ctx))
+	defer stop()
+	srv.Start(serveCtx)
+	go func() {
+		<-e.ctx.Done()
+		g.log.Info("shutting down: finishing runs in flight", "grace", grace)
+		dctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if err := srv.Drain(dctx); err != nil {
+			g.log.Warn("grace period over; cancelling runs still in flight")
+		}
+		stop()
+	}()
+
+	if httpAddr == "" {
+		g.log.Info("serving MCP over stdio", "surfaces", g.cfg.Serve.Surfaces, "servers", len(g.cfg.Servers))
+		if err := srv.ServeStdio(serveCtx); err != nil && !errors.Is(err, context.Canceled) {
+			g.log.Error("stdio session ended", "err", err)
+		}
+		return ExitOK
+	}
+	return e.serveHTTP(serveCtx, srv, g, httpAddr, serve.HTTPOptions{AuthToken: token, AllowedOrigins: origins, Stateless: stateless})
+}
+
+func (e *env) serveHTTP(ctx context.Context, srv *serve.Server, g *gateway, addr string, o serve.HTTPOptions) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "codemode:", err)
+		return ExitUsage
+	}
+	hs := &http.Server{Handler: srv.Handler(o), ReadHeaderTimeout: 10 * time.Second}
+	g.log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "stateless", o.Stateless,
+		"auth", o.AuthToken != "", "surfaces", g.cfg.Serve.Surfaces, "servers", len(g.cfg.Servers))
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintln(e.stderr, "codemode:", err)
+		return ExitFailed
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	return ExitOK
+}

@@ -1,0 +1,61 @@
+package serve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+)
+
+// The texts in this file are what the model reads about the sandbox. They
+// document what codemode-spec requires a host to document: the language
+// level (§3.2.1), capability identifiers (§3.2.3), limit keys (§3.2.4), the
+// globals and deviations (§3.5) and the unwrapping rules (§5.3.2). Every
+// word costs tokens on every turn of every conversation: keep them short.
+
+func (s *Server) instructions() string {
+	return "codemode runs your JavaScript/TypeScript in a sandbox where the tools of the connected MCP servers are async functions. " +
+		"Write one script that calls several tools, filters and combines their data, and returns only what you need; " +
+		"the tool descriptions document the API."
+}
+
+// sandboxDoc describes the language and globals, shared by every surface
+// that runs code.
+const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch and any network, setInterval, require, process, eval, new Function. Each call gets a fresh sandbox.`
+
+// unwrapDoc is §5.3.2.
+const unwrapDoc = `A tool returns its structuredContent if it has one, else a single text block as a string, else the whole MCP result ({content:[...]}; images and audio as base64).`
+
+const errorsDoc = `A failed call throws (catch it to go on); classes from "@codemode/errors", each with .hint: SchemaValidationError (input checked against the tool's schema before calling; .path .expected .received .example), ToolCallError (the tool reported an error), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
+
+func limitsDoc(c *config.Config) string {
+	d, m := c.DefaultLimits, c.MaxLimits
+	return fmt.Sprintf("limits (optional, default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys are ignored.",
+		d.TimeoutMs, m.TimeoutMs, size(d.MaxMemoryBytes), size(m.MaxMemoryBytes), size(d.MaxLogBytes), size(m.MaxLogBytes),
+		d.MaxToolCalls, m.MaxToolCalls, size(d.MaxResultBytes), size(m.MaxResultBytes))
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+// runDescription is the description of the run surface's tool.
+func (s *Server) runDescription(context string) string {
+	var b strings.Builder
+	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions, and get {logs, result, diagnostics, toolTrace}.
+Import a server's tools: import { get_sum } from "@codemode/servers/<serverId>" (characters not allowed in identifiers become "_": get-sum → get_sum; reserved words get "_": export → export_). Top-level await works. Set the result with globalThis.__codemode_result__ = <JSON data> (else null).
+Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name" | "description" | "full").
+`)
+	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
+	b.WriteString(limitsDoc(s.cfg) + "\n")
+	b.WriteString("requestedCapabilities (optional): server ids to connect before the script starts; unavailable ones are reported.\n")
+	b.WriteString("Use Promise.all for independent calls. Aggregate and filter in code; log summaries, not dumps.\n")
+	b.WriteString(context)
+	return b.String()
+}

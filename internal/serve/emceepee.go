@@ -1,0 +1,422 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dlclark/regexp2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/transpile"
+)
+
+// emceepee's pair: codemode_search (regex over names and descriptions) and
+// codemode_execute, whose code gets an `mcp` global with the whole protocol
+// minus server management.
+
+const mcpModule = "@codemode/surface/mcp"
+
+// mcpSource defines the `mcp` global. Server management (add, remove,
+// reconnect) is deliberately absent.
+const mcpSource = `import { call, freeze } from "@codemode/internal";
+const arr = (a) => Array.prototype.slice.call(a);
+const mcp = freeze({
+  listServers: () => call("mcp.listServers", []),
+  listTools: (pattern) => call("mcp.listTools", [pattern]),
+  callTool: (server, tool, args) => call("mcp.callTool", [server, tool, args]),
+  listResources: (pattern) => call("mcp.listResources", [pattern]),
+  readResource: (server, uri) => call("mcp.readResource", [server, uri]),
+  listResourceTemplates: (pattern) => call("mcp.listResourceTemplates", [pattern]),
+  listPrompts: (pattern) => call("mcp.listPrompts", [pattern]),
+  getPrompt: (server, name, args) => call("mcp.getPrompt", [server, name, args]),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(Number(ms) || 0, 0), 5000))),
+  log: function () { console.log.apply(console, arr(arguments)); },
+});
+Object.defineProperty(globalThis, "mcp", { value: mcp, writable: false, enumerable: false, configurable: false });
+`
+
+var searchSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"regex matched against names and descriptions"},` +
+	`"type":{"type":"string","enum":["tools","resources","prompts","servers","all"],"default":"all"},` +
+	`"server":{"type":"string","description":"regex on server names"},` +
+	`"includeSchemas":{"type":"boolean","default":false}},"required":["query"]}`)
+
+var executeSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"code":{"type":"string","description":"JavaScript function body; return the result"},` +
+	`"timeout":{"type":"number","minimum":1000,"maximum":300000,"default":30000,"description":"ms"}},"required":["code"]}`)
+
+func (s *Server) registerEmceepee(servers []*catalog.Server) {
+	s.addTool(&mcp.Tool{
+		Name:        "codemode_search",
+		Title:       "Search MCP capabilities",
+		Description: "Search tools, resources, prompts and servers of the connected MCP servers by regex over names and descriptions. Servers: " + orNone(serverIDs(servers)) + ".",
+		InputSchema: searchSchema,
+		Annotations: &mcp.ToolAnnotations{Title: "Search capabilities", ReadOnlyHint: true},
+	}, s.handleEmceepeeSearch)
+	s.addTool(&mcp.Tool{
+		Name:  "codemode_execute",
+		Title: "Execute code with the mcp API",
+		Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names.
+Returns {success, result, error?, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
+		InputSchema: executeSchema,
+		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
+	}, s.handleEmceepeeExecute)
+}
+
+func serverIDs(servers []*catalog.Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// pattern compiles an ECMAScript regular expression, case-insensitively,
+// with a match timeout so that a catastrophic pattern cannot hang the
+// gateway. An empty pattern matches everything.
+func pattern(p string) (*regexp2.Regexp, error) {
+	if p == "" {
+		return nil, nil
+	}
+	re, err := regexp2.Compile(p, regexp2.ECMAScript|regexp2.IgnoreCase)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %v", p, err)
+	}
+	re.MatchTimeout = 100 * time.Millisecond
+	return re, nil
+}
+
+func matches(re *regexp2.Regexp, texts ...string) bool {
+	if re == nil {
+		return true
+	}
+	for _, t := range texts {
+		if ok, _ := re.MatchString(t); ok {
+			return true
+		}
+	}
+	return false
+}
+
+type searchHit struct {
+	Server      string `json:"server"`
+	Name        string `json:"name,omitempty"`
+	URI         string `json:"uri,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+	InputSchema any    `json:"inputSchema,omitempty"`
+	Arguments   any    `json:"arguments,omitempty"`
+}
+
+type serverStatus struct {
+	Name         string          `json:"name"`
+	Status       string          `json:"status"`
+	Error        string          `json:"error,omitempty"`
+	Capabilities map[string]bool `json:"capabilities"`
+}
+
+func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Query          string `json:"query"`
+		Type           string `json:"type"`
+		Server         string `json:"server"`
+		IncludeSchemas bool   `json:"includeSchemas"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return errorResult(`the arguments must be {"query": "<regex>", "type"?: "tools"|"resources"|"prompts"|"servers"|"all", "server"?: "<regex>", "includeSchemas"?: boolean}`), nil
+	}
+	if in.Type == "" {
+		in.Type = "all"
+	}
+	if !strings.Contains("tools resources prompts servers all", in.Type) {
+		return errorResult(fmt.Sprintf(`unknown type %q: use "tools", "resources", "prompts", "servers" or "all"`, in.Type)), nil
+	}
+	q, err := pattern(in.Query)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	sp, err := pattern(in.Server)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	want := func(t string) bool { return in.Type == "all" || in.Type == t }
+	out := map[string]any{}
+	view := s.cat.View()
+	servers, _ := view.All(ctx)
+	var tools, resources, prompts []searchHit
+	for _, srv := range servers {
+		if !matches(sp, srv.ID, srv.Name) {
+			continue
+		}
+		if want("tools") {
+			for _, t := range srv.Tools {
+				if matches(q, t.Name, t.Tool.Description) {
+					h := searchHit{Server: srv.ID, Name: t.Name, Description: t.Tool.Description}
+					if in.IncludeSchemas {
+						h.InputSchema = t.Tool.InputSchema
+					}
+					tools = append(tools, h)
+				}
+			}
+		}
+		caps := srv.Snapshot.Capabilities
+		if want("resources") && s.mgr != nil && caps != nil && caps.Resources != nil {
+			if rs, err := s.mgr.ListResources(ctx, srv.ID); err == nil {
+				for _, r := range rs {
+					if matches(q, r.Name, r.URI, r.Description) {
+						resources = append(resources, searchHit{Server: srv.ID, Name: r.Name, URI: r.URI, Description: r.Description, MimeType: r.MIMEType})
+					}
+				}
+			}
+		}
+		if want("prompts") && s.mgr != nil && caps != nil && caps.Prompts != nil {
+			if ps, err := s.mgr.ListPrompts(ctx, srv.ID); err == nil {
+				for _, p := range ps {
+					if matches(q, p.Name, p.Description) {
+						prompts = append(prompts, searchHit{Server: srv.ID, Name: p.Name, Description: p.Description, Arguments: p.Arguments})
+					}
+				}
+			}
+		}
+	}
+	if want("tools") {
+		out["tools"] = nonNilHits(tools)
+	}
+	if want("resources") {
+		out["resources"] = nonNilHits(resources)
+	}
+	if want("prompts") {
+		out["prompts"] = nonNilHits(prompts)
+	}
+	if want("servers") {
+		var ss []serverStatus
+		for _, st := range s.statuses(ctx, view) {
+			if matches(sp, st.Name) && matches(q, st.Name) {
+				ss = append(ss, st)
+			}
+		}
+		if ss == nil {
+			ss = []serverStatus{}
+		}
+		out["servers"] = ss
+	}
+	b, _ := json.Marshal(out)
+	return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+func nonNilHits(h []searchHit) []searchHit {
+	if h == nil {
+		return []searchHit{}
+	}
+	return h
+}
+
+// statuses reports every configured server with its connection state.
+func (s *Server) statuses(ctx context.Context, view *catalog.View) []serverStatus {
+	servers, failed := view.All(ctx)
+	byID := map[string]*catalog.Server{}
+	for _, srv := range servers {
+		byID[srv.ID] = srv
+	}
+	var out []serverStatus
+	for _, id := range view.IDs() {
+		st := serverStatus{Name: id, Status: "connected", Capabilities: map[string]bool{"tools": false, "resources": false, "prompts": false}}
+		if srv := byID[id]; srv != nil {
+			if c := srv.Snapshot.Capabilities; c != nil {
+				st.Capabilities["tools"] = c.Tools != nil
+				st.Capabilities["resources"] = c.Resources != nil
+				st.Capabilities["prompts"] = c.Prompts != nil
+			}
+		} else {
+			st.Status = "error"
+			if s.mgr != nil && s.mgr.Status(id).RetryAt.After(time.Now()) {
+				st.Status = "reconnecting"
+			}
+			if err := failed[id]; err != nil {
+				st.Error = err.Error()
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// emceepeeResult is codemode_execute's response.
+type emceepeeResult struct {
+	Success bool            `json:"success"`
+	Result  json.RawMessage `json:"result"`
+	Error   *emceepeeError  `json:"error,omitempty"`
+	Logs    []string        `json:"logs"`
+	Stats   emceepeeStats   `json:"stats"`
+}
+
+type emceepeeError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Stack   string `json:"stack,omitempty"`
+}
+
+type emceepeeStats struct {
+	DurationMs int64 `json:"durationMs"`
+	MCPCalls   int64 `json:"mcpCalls"`
+}
+
+func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Code    *string  `json:"code"`
+		Timeout *float64 `json:"timeout"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Code == nil {
+		return errorResult(`the arguments must be {"code": "<JavaScript>", "timeout"?: <ms between 1000 and 300000>}`), nil
+	}
+	timeout := int64(30_000)
+	if in.Timeout != nil {
+		if *in.Timeout < 1000 || *in.Timeout > 300_000 {
+			return errorResult(fmt.Sprintf("timeout %v ms is out of range: use 1000 to 300000", *in.Timeout)), nil
+		}
+		timeout = int64(*in.Timeout)
+	}
+	var calls atomic.Int64
+	ops := func(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error, bool) {
+		if strings.HasPrefix(op, "mcp.") {
+			calls.Add(1)
+		}
+		return s.surfaceOps(ctx, v, op, payload)
+	}
+	start := time.Now()
+	resp := s.runner.RunWith(ctx, run.Request{Code: *in.Code, Limits: config.Limits{TimeoutMs: timeout}},
+		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: s.surfaceModules, Ops: ops})
+	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
+		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}}
+	for _, l := range resp.Logs {
+		msg := l.Message
+		if l.Level != "log" {
+			msg = "[" + string(l.Level) + "] " + msg
+		}
+		out.Logs = append(out.Logs, msg)
+	}
+	for _, d := range resp.Diagnostics {
+		if d.Severity != diag.SeverityError {
+			continue
+		}
+		name := string(d.ErrorClass)
+		if name == "" {
+			name = string(d.Code)
+		}
+		msg := d.Message
+		if d.Hint != "" {
+			msg += " (hint: " + d.Hint + ")"
+		}
+		out.Error = &emceepeeError{Name: name, Message: msg, Stack: d.Path}
+		break
+	}
+	b, _ := json.Marshal(out)
+	return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+// mcpOp serves the `mcp` global's host operations.
+func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error) {
+	var args []json.RawMessage
+	if err := json.Unmarshal(payload, &args); err != nil {
+		return nil, badCall(op, "malformed arguments")
+	}
+	str := func(i int) string {
+		var s string
+		if i < len(args) {
+			json.Unmarshal(args[i], &s)
+		}
+		return s
+	}
+	view := v.Catalog()
+	switch op {
+	case "mcp.listServers":
+		return json.Marshal(s.statuses(ctx, view))
+	case "mcp.callTool":
+		var input json.RawMessage
+		if len(args) > 2 {
+			input = args[2]
+		}
+		_, res, err := v.CallRaw(ctx, str(0), str(1), input)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	case "mcp.readResource":
+		if s.mgr == nil {
+			return nil, badCall(op, "resources are not available")
+		}
+		res, err := s.mgr.ReadResource(ctx, str(0), str(1))
+		if err != nil {
+			return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server and uri with listResources()"}
+		}
+		return json.Marshal(res)
+	case "mcp.getPrompt":
+		if s.mgr == nil {
+			return nil, badCall(op, "prompts are not available")
+		}
+		var pargs map[string]string
+		if len(args) > 2 {
+			json.Unmarshal(args[2], &pargs)
+		}
+		res, err := s.mgr.GetPrompt(ctx, str(0), str(1), pargs)
+		if err != nil {
+			return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server, name and arguments with listPrompts()"}
+		}
+		return json.Marshal(res)
+	}
+	// The list operations take an optional regex on server names.
+	re, err := pattern(str(0))
+	if err != nil {
+		return nil, badCall(op, err.Error())
+	}
+	servers, _ := view.All(ctx)
+	out := []any{}
+	for _, srv := range servers {
+		if !matches(re, srv.ID, srv.Name) {
+			continue
+		}
+		caps := srv.Snapshot.Capabilities
+		switch op {
+		case "mcp.listTools":
+			for _, t := range srv.Tools {
+				out = append(out, map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema})
+			}
+		case "mcp.listResources":
+			if s.mgr != nil && caps != nil && caps.Resources != nil {
+				rs, _ := s.mgr.ListResources(ctx, srv.ID)
+				for _, r := range rs {
+					out = append(out, map[string]any{"server": srv.ID, "uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
+				}
+			}
+		case "mcp.listResourceTemplates":
+			if s.mgr != nil && caps != nil && caps.Resources != nil {
+				rs, _ := s.mgr.ListResourceTemplates(ctx, srv.ID)
+				for _, r := range rs {
+					out = append(out, map[string]any{"server": srv.ID, "uriTemplate": r.URITemplate, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
+				}
+			}
+		case "mcp.listPrompts":
+			if s.mgr != nil && caps != nil && caps.Prompts != nil {
+				ps, _ := s.mgr.ListPrompts(ctx, srv.ID)
+				for _, p := range ps {
+					out = append(out, map[string]any{"server": srv.ID, "name": p.Name, "description": p.Description, "arguments": p.Arguments})
+				}
+			}
+		default:
+			return nil, badCall(op, "unknown operation")
+		}
+	}
+	return json.Marshal(out)
+}
+
+func badCall(op, msg string) *diag.Error {
+	return &diag.Error{Class: diag.CodemodeError, Message: strings.TrimPrefix(op, "") + ": " + msg, Hint: "see the codemode_execute description for the mcp API"}
+}

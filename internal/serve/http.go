@@ -1,0 +1,99 @@
+package serve
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configure the Streamable HTTP endpoint.
+type HTTPOptions struct {
+	// AuthToken, if set, is required as "Authorization: Bearer <token>" on
+	// every request. It must be set to listen on a non-loopback address.
+	AuthToken string
+	// AllowedOrigins are browser origins (scheme://host[:port]) accepted
+	// besides localhost ones. Requests with another Origin are refused, which
+	// defeats DNS rebinding.
+	AllowedOrigins []string
+	// Stateless serves every request with a temporary session, so that
+	// replicas behind a load balancer need no session affinity.
+	Stateless bool
+}
+
+// ErrTokenRequired is returned by CheckListen for a non-loopback address
+// without a token.
+var ErrTokenRequired = errors.New("refusing to listen on a non-loopback address without an auth token")
+
+// CheckListen refuses to expose the gateway beyond this machine without a
+// token: anyone who reaches it can run code against every upstream with the
+// gateway's credentials.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %v (use host:port, e.g. 127.0.0.1:8808)", addr, err)
+	}
+	if isLoopback(host) || token != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %q is reachable from other machines; set --auth-token (or CODEMODE_AUTH_TOKEN), or listen on 127.0.0.1", ErrTokenRequired, addr)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler serves MCP over Streamable HTTP at /mcp.
+func (s *Server) Handler(o HTTPOptions) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: s.log})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", guard(o, h))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
+	})
+	return mux
+}
+
+// guard checks the Origin (against DNS rebinding) and the bearer token.
+func guard(o HTTPOptions, next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, a := range o.AllowedOrigins {
+		allowed[strings.TrimRight(strings.ToLower(a), "/")] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
+			http.Error(w, "forbidden: Origin "+origin+" is not allowed (start codemode with --allowed-origin to accept it)", http.StatusForbidden)
+			return
+		}
+		if o.AuthToken != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(o.AuthToken)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
+				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func originAllowed(origin string, allowed map[string]bool) bool {
+	if allowed[strings.TrimRight(strings.ToLower(origin), "/")] {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return isLoopback(u.Hostname())
+}

@@ -1,0 +1,252 @@
+// Package serve exposes Code Mode as an MCP server, over stdio or Streamable
+// HTTP, with the tool surfaces users know:
+//
+//   - "run" (the default): codemode-spec §3's single tool, codemode_run.
+//   - "search-execute": Cloudflare's and Thoughtbox's search + execute pair.
+//   - "files": Bifrost's listToolFiles, readToolFile and executeToolCode.
+//   - "emceepee": codemode_search and codemode_execute with an `mcp` global.
+//
+// Start with [New], then [Server.ServeStdio] or [Server.Handler]. Every tool
+// call runs in its own fresh sandbox through a run.Runner; concurrent calls
+// are isolated and run in parallel.
+//
+// What the model reads is built here: the tool descriptions document what
+// §3.2.1, §3.2.3, §3.2.4, §3.5 and §5.3.2 require a host to document, and
+// (§4.4) carry either every server's TypeScript declarations, when they fit
+// the configured token budget, or a compact index; in the latter case a
+// server's declarations come with the first response of a session that uses
+// it. When an upstream's tools change, the descriptions are rebuilt and, if
+// they changed, clients get notifications/tools/list_changed.
+package serve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+// Options configure a Server. All fields are optional.
+type Options struct {
+	Logger *slog.Logger
+	// Version is reported in serverInfo.
+	Version string
+	// WarmupTimeout bounds how long tools/list waits for the first catalog
+	// (connecting every upstream) before answering with what it has.
+	// Default 20s.
+	WarmupTimeout time.Duration
+}
+
+// Server is the gateway's MCP server.
+type Server struct {
+	runner *run.Runner
+	mgr    *upstream.Manager
+	cfg    *config.Config
+	cat    *catalog.Catalog
+	log    *slog.Logger
+	opts   Options
+	mcp    *mcp.Server
+	decls  *declCache
+
+	// warm is closed once the first catalog refresh is done.
+	warm      chan struct{}
+	warmOnce  sync.Once
+	refreshMu sync.Mutex // serialises refreshes
+	refreshQ  chan struct{}
+
+	mu        sync.Mutex
+	tools     map[string]string          // tool name → description last registered
+	delivered map[string]map[string]bool // session id → servers whose declarations were sent
+	injected  map[form]bool              // whether a description carries every declaration
+
+	// inflight counts tool calls being served, for graceful shutdown;
+	// draining refuses new ones.
+	inflight sync.WaitGroup
+	draining atomic.Bool
+}
+
+// New returns a Server for runner's catalog. mgr is used for the emceepee
+// surface's resources and prompts and for server status; it may be nil if
+// that surface is off.
+func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
+	s := &Server{
+		runner:    runner,
+		mgr:       mgr,
+		cfg:       runner.Config(),
+		cat:       runner.Catalog(),
+		warm:      make(chan struct{}),
+		refreshQ:  make(chan struct{}, 1),
+		tools:     map[string]string{},
+		delivered: map[string]map[string]bool{},
+		injected:  map[form]bool{},
+		decls:     newDeclCache(),
+	}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.WarmupTimeout <= 0 {
+		s.opts.WarmupTimeout = 20 * time.Second
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = "dev"
+	}
+	s.log = s.opts.Logger
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
+		&mcp.ServerOptions{
+			Instructions: s.instructions(),
+			Logger:       s.log,
+			// Tools only: the gateway offers no resources or prompts of
+			// its own, and logging goes to stderr.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		})
+	s.mcp.AddReceivingMiddleware(s.waitForWarmup)
+	// Register the tools at once, with whatever the catalog knows (nothing
+	// yet); the first refresh fills in the descriptions.
+	s.register(nil)
+	return s
+}
+
+// MCP returns the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Start connects the upstream servers in the background, to build the
+// descriptions, and keeps them current until ctx ends.
+func (s *Server) Start(ctx context.Context) {
+	go func() {
+		s.refresh(ctx)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.refreshQ:
+				// Coalesce bursts of list_changed from several servers.
+				time.Sleep(100 * time.Millisecond)
+				s.refresh(ctx)
+			}
+		}
+	}()
+}
+
+// ToolsChanged tells the server that an upstream's tools changed. It is
+// meant for upstream.Options.OnToolsChanged.
+func (s *Server) ToolsChanged(serverID string) {
+	select {
+	case s.refreshQ <- struct{}{}:
+	default:
+	}
+}
+
+// refresh rebuilds the catalog view of every server and re-registers the
+// tools whose description changed (the SDK then notifies clients).
+func (s *Server) refresh(ctx context.Context) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WarmupTimeout)
+	defer cancel()
+	servers, failed := s.cat.View().All(ctx)
+	for id, err := range failed {
+		s.log.Warn("upstream unavailable", "server", id, "err", err)
+	}
+	s.register(servers)
+	s.warmOnce.Do(func() { close(s.warm) })
+}
+
+// errShuttingDown refuses work once a shutdown has begun.
+var errShuttingDown = errors.New("codemode is shutting down and accepts no new calls; retry against a running instance")
+
+// waitForWarmup holds tools/list until the first refresh, so that the first
+// description a client sees already knows the servers. It also refuses new
+// calls once the server drains.
+func (s *Server) waitForWarmup(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" && s.draining.Load() {
+			return nil, errShuttingDown
+		}
+		if method == "tools/list" {
+			select {
+			case <-s.warm:
+			case <-ctx.Done():
+			case <-time.After(s.opts.WarmupTimeout):
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// addTool registers or replaces a tool if its description changed.
+func (s *Server) addTool(t *mcp.Tool, h mcp.ToolHandler) {
+	s.mu.Lock()
+	prev, seen := s.tools[t.Name]
+	s.tools[t.Name] = t.Description
+	s.mu.Unlock()
+	if seen && prev == t.Description {
+		return
+	}
+	s.mcp.AddTool(t, s.track(h))
+}
+
+// track counts in-flight calls for graceful shutdown.
+func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		return h(ctx, req)
+	}
+}
+
+// ServeStdio serves one client over stdin and stdout until the client goes
+// away or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+}
+
+// Drain stops accepting tool calls and waits until those in flight are done
+// or ctx ends.
+func (s *Server) Drain(ctx context.Context) error {
+	s.draining.Store(true)
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// register (re)registers every tool of the configured surfaces for the
+// servers known so far.
+func (s *Server) register(servers []*catalog.Server) {
+	for _, surface := range s.cfg.Serve.Surfaces {
+		switch surface {
+		case "run":
+			s.registerRun(servers)
+		case "search-execute":
+			s.registerSearchExecute(servers)
+		case "files":
+			s.registerFiles(servers)
+		case "emceepee":
+			s.registerEmceepee(servers)
+		}
+	}
+}
+
+// sessionID identifies the client session of a request ("" when stateless).
+func sessionID(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	return req.Session.ID()
+}

@@ -1,0 +1,173 @@
+package serve
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/typegen"
+)
+
+// Declarations converts a catalog server to typegen's input.
+func Declarations(s *catalog.Server) typegen.Server {
+	// A server's instructions can run to pages; the declarations carry
+	// their first paragraph, and describeServer() has the rest.
+	ts := typegen.Server{ID: s.ID, Name: s.Name, Version: s.Version(), Description: firstParagraph(s.Snapshot.Instructions, 300)}
+	if info := s.Snapshot.Info; info != nil && info.Title != "" && ts.Description == "" {
+		ts.Description = info.Title
+	}
+	for _, t := range s.Tools {
+		ts.Tools = append(ts.Tools, typegen.Tool{
+			Name: t.Name, ExportName: t.ExportName, Title: t.Tool.Title, Description: t.Tool.Description,
+			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema, Annotations: t.Tool.Annotations,
+		})
+	}
+	return ts
+}
+
+// form is how a server's declarations are rendered.
+type form int
+
+const (
+	moduleForm form = iota // declare module "@codemode/servers/<id>"
+	globalForm             // declare const <id>: {...}, for surfaces with server globals
+)
+
+type declKey struct {
+	id   string
+	gen  uint64
+	form form
+}
+
+type decl struct {
+	text   string
+	tokens int
+}
+
+// declCache keeps rendered declarations per server snapshot: snapshots are
+// immutable, so a rendering is valid until the server's tools change.
+type declCache struct {
+	mu sync.Mutex
+	m  map[declKey]decl
+}
+
+func newDeclCache() *declCache { return &declCache{m: map[declKey]decl{}} }
+
+func (c *declCache) get(s *catalog.Server, f form) decl {
+	k := declKey{s.ID, s.Snapshot.Generation, f}
+	c.mu.Lock()
+	d, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return d
+	}
+	var text string
+	if f == moduleForm {
+		text, _ = typegen.ServerModule(Declarations(s), nil)
+	} else {
+		text, _ = typegen.ServerGlobal(Declarations(s), nil)
+	}
+	d = decl{text: text, tokens: typegen.CountTokens(text)}
+	c.mu.Lock()
+	// Drop renderings of older snapshots of the same server.
+	for old := range c.m {
+		if old.id == s.ID && old.form == f && old.gen != k.gen {
+			delete(c.m, old)
+		}
+	}
+	c.m[k] = d
+	c.mu.Unlock()
+	return d
+}
+
+// context is what a tool description carries about the servers (§4.4):
+// every declaration when they fit budget tokens, otherwise a compact index
+// within indexBudget tokens. full reports which.
+func (s *Server) context(servers []*catalog.Server, f form) (text string, full bool) {
+	if len(servers) == 0 {
+		if len(s.cfg.Servers) == 0 {
+			return "No MCP servers are configured.", false
+		}
+		ids := make([]string, len(s.cfg.Servers))
+		for i, c := range s.cfg.Servers {
+			ids[i] = c.ID
+		}
+		return "Servers (not connected yet): " + strings.Join(ids, ", ") + ".", false
+	}
+	var b strings.Builder
+	total := 0
+	for _, srv := range servers {
+		d := s.decls.get(srv, f)
+		total += d.tokens
+		b.WriteString(d.text)
+	}
+	if total <= s.cfg.Serve.TypesBudgetTokens {
+		return "TypeScript declarations of every server:\n" + b.String(), true
+	}
+	return s.index(servers), false
+}
+
+// index lists server ids and tool names, cut to the index budget; what does
+// not fit is counted, and discovery finds it.
+func (s *Server) index(servers []*catalog.Server) string {
+	budget := s.cfg.Serve.IndexBudgetTokens
+	head := "Servers and tools (declarations are too large to list; each server's arrive with the first result that imports it, and searchTools/getTool describe any tool):\n"
+	used := typegen.CountTokens(head)
+	var b strings.Builder
+	b.WriteString(head)
+	for i, srv := range servers {
+		line := fmt.Sprintf("%s (%d tools): ", srv.ID, len(srv.Tools))
+		names := make([]string, 0, len(srv.Tools))
+		for _, t := range srv.Tools {
+			names = append(names, t.ExportName)
+		}
+		full := line + strings.Join(names, ", ") + "\n"
+		if n := typegen.CountTokens(full); used+n <= budget {
+			b.WriteString(full)
+			used += n
+			continue
+		}
+		// The tool names do not fit: name the server at least.
+		short := fmt.Sprintf("%s (%d tools)\n", srv.ID, len(srv.Tools))
+		if n := typegen.CountTokens(short); used+n <= budget {
+			b.WriteString(short)
+			used += n
+			continue
+		}
+		fmt.Fprintf(&b, "… and %d more servers (listServers() has them all)\n", len(servers)-i)
+		break
+	}
+	return b.String()
+}
+
+// firstParagraph returns the first paragraph of text, skipping Markdown
+// headings, cut at max bytes on a word boundary.
+func firstParagraph(text string, max int) string {
+	var para []string
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "#") {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		if l == "" {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		para = append(para, l)
+	}
+	p := strings.Join(para, " ")
+	if len(p) <= max {
+		return p
+	}
+	cut := strings.LastIndexByte(p[:max], ' ')
+	if cut < max/2 {
+		cut = max
+	}
+	return strings.TrimRight(p[:cut], " ,;:") + "…"
+}

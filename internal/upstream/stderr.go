@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// tailSize is how much of a stdio server's stderr is kept for error messages.
+const tailSize = 4 << 10
+
+// maxLogLine bounds one logged stderr line; longer lines are logged in
+// pieces so that a server printing megabytes without a newline cannot make
+// the sink buffer without bound.
+const maxLogLine = 4 << 10
+
+// stderrSink receives a stdio server's stderr (it is the exec.Cmd's Stderr,
+// so os/exec copies into it from a pipe). Every complete line is logged
+// through the gateway's slog logger, which writes to the gateway's stderr and
+// never to stdout: stdout belongs to the MCP protocol when the gateway itself
+// is served over stdio. The last tailSize bytes are kept in a ring so that a
+// start failure or a death can show them.
+type stderrSink struct {
+	log *slog.Logger
+
+	mu   sync.Mutex
+	ring [tailSize]byte
+	n    int64  // total bytes written; ring holds the last min(n, tailSize)
+	line []byte // incomplete last line, at most maxLogLine bytes
+}
+
+func newStderrSink(log *slog.Logger) *stderrSink {
+	return &stderrSink{log: log}
+}
+
+// Write never fails: losing the child's stderr is better than making the
+// child block on a full pipe.
+func (s *stderrSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range p {
+		s.ring[s.n%tailSize] = c
+		s.n++
+	}
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		end := len(rest)
+		if i >= 0 {
+			end = i
+		}
+		if room := maxLogLine - len(s.line); end > room {
+			s.line = append(s.line, rest[:room]...)
+			rest = rest[room:]
+			s.emit()
+			continue
+		}
+		s.line = append(s.line, rest[:end]...)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		s.emit()
+	}
+	return len(p), nil
+}
+
+// emit logs the buffered line. s.mu is held.
+func (s *stderrSink) emit() {
+	line := strings.TrimRight(string(s.line), "\r")
+	s.line = s.line[:0]
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "upstream stderr", slog.String("line", line))
+}
+
+// flush logs an incomplete last line, once the process is gone.
+func (s *stderrSink) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.line) > 0 {
+		s.emit()
+	}
+}
+
+// Tail returns the last tailSize bytes written, starting at a line boundary
+// when older output was dropped, as valid UTF-8.
+func (s *stderrSink) Tail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n <= tailSize {
+		return strings.ToValidUTF8(string(s.ring[:s.n]), "\uFFFD")
+	}
+	start := s.n % tailSize
+	buf := make([]byte, 0, tailSize)
+	buf = append(buf, s.ring[start:]...)
+	buf = append(buf, s.ring[:start]...)
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 && i < len(buf)-1 {
+		buf = buf[i+1:]
+	}
+	return strings.ToValidUTF8(string(buf), "\uFFFD")
+}

@@ -1,0 +1,303 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DialFunc makes the transport for one connection attempt to s. It is called
+// once per attempt (a restart dials again). ctx is cancelled when the
+// attempt times out, and otherwise lives as long as the session: a transport
+// may tie its connection to it. Dial and the transport's Connect must return
+// when ctx is done. See [Options.Dial].
+type DialFunc func(ctx context.Context, s config.Server) (mcp.Transport, error)
+
+// dial makes the transport for one connection attempt. proc is non-nil for
+// stdio servers that this package starts itself; it is nil for remote
+// servers and for transports made by Options.Dial.
+func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (t mcp.Transport, proc *process, err error) {
+	if m.opts.Dial != nil {
+		if t, err := m.opts.Dial(ctx, s); err != nil || t != nil {
+			return t, nil, err
+		}
+	}
+	switch transportOf(s) {
+	case config.Stdio:
+		proc := m.newProcess(s, log)
+		return &cmdTransport{inner: &mcp.CommandTransport{Command: proc.cmd, TerminateDuration: m.opts.TerminateTimeout}, proc: proc}, proc, nil
+	case config.Streamable:
+		return &mcp.StreamableClientTransport{
+			Endpoint:   s.URL,
+			HTTPClient: m.httpClient(s, false),
+			// The SDK's own reconnect loop retries a broken stream 5 times
+			// with growing delays; a dead remote should rather surface as
+			// an error and go through our backoff.
+			MaxRetries: 2,
+		}, nil, nil
+	case config.SSE:
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: m.httpClient(s, true)}, nil, nil
+	default:
+		return nil, nil, fmt.Errorf("unknown transport %q", s.Transport)
+	}
+}
+
+// transportOf tolerates hand-built configs that leave Transport empty.
+func transportOf(s config.Server) config.Transport {
+	switch {
+	case s.Transport != "":
+		return s.Transport
+	case s.Command != "":
+		return config.Stdio
+	case s.URL != "":
+		return config.Streamable
+	}
+	return ""
+}
+
+// process is a stdio server's child process. The SDK's CommandTransport
+// starts it and owns Wait; we learn how it ended through cmdConn.Close,
+// which the SDK calls once the connection is done (and which returns Wait's
+// error).
+type process struct {
+	cmd    *exec.Cmd
+	stderr *stderrSink
+
+	// Set by cmdTransport.Connect, on the goroutine that calls
+	// Client.Connect, before the SDK uses the connection.
+	pid      int
+	startErr error // Start failed: there never was a process
+
+	exitOnce sync.Once
+	exited   chan struct{} // closed once Wait has returned
+	exitErr  error         // Wait's error (nil: status 0); valid after exited
+
+	mu      sync.Mutex
+	readErr error // the first error reading stdout: io.EOF, or not JSON-RPC
+}
+
+func (p *process) setReadErr(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.readErr == nil {
+		p.readErr = err
+	}
+}
+
+// garbage returns the error of a stdout that carried something other than
+// JSON-RPC (a server logging to stdout), or nil.
+func (p *process) garbage() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.readErr == nil || errors.Is(p.readErr, io.EOF) || errors.Is(p.readErr, os.ErrClosed) {
+		return nil
+	}
+	return p.readErr
+}
+
+func (m *Manager) newProcess(s config.Server, log *slog.Logger) *process {
+	cmd := exec.Command(s.Command, s.Args...)
+	// The child gets the gateway's environment plus its own entries; a later
+	// duplicate wins in os/exec, so the config overrides the environment.
+	env := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		env = append(env, k+"="+s.Env[k])
+	}
+	cmd.Env = env
+	cmd.Dir = s.Cwd
+	sink := newStderrSink(log)
+	// Not an *os.File, so os/exec copies the pipe into sink; Wait returns
+	// only once everything has been copied, so the tail is complete when
+	// the exit is recorded. WaitDelay stops a grandchild that inherited
+	// stderr from holding Wait open forever.
+	cmd.Stderr = sink
+	cmd.WaitDelay = time.Second
+	setProcessGroup(cmd)
+	return &process{cmd: cmd, stderr: sink, exited: make(chan struct{})}
+}
+
+func (p *process) recordExit(err error) {
+	p.exitOnce.Do(func() {
+		p.exitErr = err
+		p.stderr.flush()
+		close(p.exited)
+	})
+}
+
+// waitExit waits up to d for the process to have been waited for, and
+// reports whether it was.
+func (p *process) waitExit(d time.Duration) bool {
+	if p.pid == 0 {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// describeExit says how the process ended: "exit status 1", "signal:
+// killed". Call only after exited is closed.
+func (p *process) describeExit() string {
+	switch err := p.exitErr.(type) {
+	case nil:
+		return "exited with status 0"
+	case *exec.ExitError:
+		if err.Exited() {
+			return "exited with " + err.Error()
+		}
+		return "terminated: " + err.Error()
+	default:
+		return "ended: " + err.Error()
+	}
+}
+
+// kill ends the process and everything it started, for the paths where the
+// SDK will not close the connection itself.
+func (p *process) kill() {
+	if p.pid > 0 {
+		killProcessGroup(p.pid)
+	}
+}
+
+// cmdTransport is mcp.CommandTransport plus bookkeeping: it records the pid
+// and a failed Start, and wraps the connection to learn the exit.
+type cmdTransport struct {
+	inner *mcp.CommandTransport
+	proc  *process
+}
+
+func (t *cmdTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		t.proc.startErr = err
+		return nil, err
+	}
+	t.proc.pid = t.proc.cmd.Process.Pid
+	return &cmdConn{Connection: conn, proc: t.proc}, nil
+}
+
+// cmdConn wraps the SDK's stdio connection. Wrapping is safe: the SDK looks
+// for optional interfaces only on HTTP connections on the client side.
+type cmdConn struct {
+	mcp.Connection
+	proc *process
+}
+
+// Read records why reading stopped: EOF means the child closed stdout
+// (usually by exiting), anything else that it wrote garbage, after which the
+// SDK closes the connection and so the child. Only this tells the two apart.
+func (c *cmdConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil && ctx.Err() == nil {
+		c.proc.setReadErr(err)
+	}
+	return msg, err
+}
+
+// Close is called by the SDK when the session ends for any reason (our
+// Close, the child closing stdout, a failed initialize). The inner Close
+// closes stdin, waits for the child (SIGTERM, then SIGKILL, after
+// TerminateDuration) and returns Wait's error. Whatever the leader did, the
+// rest of its process group is killed so that wrappers such as npx leave no
+// orphans.
+func (c *cmdConn) Close() error {
+	err := c.Connection.Close()
+	killProcessGroup(c.proc.pid)
+	c.proc.recordExit(err)
+	return err
+}
+
+// httpClient returns the client for one remote server: the manager's shared
+// connection pool behind a RoundTripper that adds the configured headers to
+// every request and turns 401/403 into *HTTPStatusError.
+func (m *Manager) httpClient(s config.Server, sse bool) *http.Client {
+	h := make(http.Header, len(s.Headers))
+	for k, v := range s.Headers {
+		h.Set(k, v)
+	}
+	return &http.Client{Transport: &headerTransport{base: m.httpBase, headers: h, authOnGET: sse}}
+}
+
+// headerTransport adds headers and detects credential rejections.
+//
+// Why an error instead of the response: the SDK turns a non-2xx status into
+// a string ("sending \"initialize\": Unauthorized") and, for SSE, drops the
+// status entirely. An error returned here reaches the caller wrapped with %w
+// (through *url.Error and the SDK's wrapping), so errors.As finds the
+// status, the method and WWW-Authenticate.
+//
+// A 401/403 on a Streamable HTTP GET is left alone: that GET only opens the
+// optional server-to-client stream, which the SDK tolerates being refused;
+// the POSTs carry the calls. For SSE the GET is the connection itself.
+type headerTransport struct {
+	base      http.RoundTripper
+	headers   http.Header
+	authOnGET bool
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
+		for k, vs := range t.headers {
+			if k == "Host" {
+				req.Host = vs[0]
+				continue
+			}
+			req.Header[k] = vs
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) &&
+		(req.Method != http.MethodGet || t.authOnGET) {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, &HTTPStatusError{
+			StatusCode:      resp.StatusCode,
+			Method:          req.Method,
+			URL:             redactURL(req.URL),
+			WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
+			Body:            strings.ToValidUTF8(strings.TrimSpace(string(body)), ""),
+		}
+	}
+	return resp, nil
+}
+
+// redactURL drops the query and user info, which may carry secrets.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.Fragment = ""
+	return c.String()
+}
