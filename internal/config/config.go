@@ -55,6 +55,12 @@ type Server struct {
 	// environment and had no default. Such a server is not started; the
 	// connection layer reports why with this list.
 	Unresolved []string
+
+	// Secrets are values that must never reach the model: every header
+	// value, every value that came from a ${VAR}, and env values whose name
+	// says they are secret (TOKEN, KEY, SECRET, PASSWORD, ...). The run
+	// layer redacts them from everything it returns.
+	Secrets []string
 }
 
 // Limits are the §3.2.4 execution limits. A zero field means "not set".

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/naming"
 )
 
@@ -197,31 +198,11 @@ func quoteList(keys []string) string {
 func closest(key string, allowed []string) string {
 	best, bestD := "", 3
 	for _, a := range allowed {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(a)); d < bestD {
+		if d := diag.Distance(strings.ToLower(key), strings.ToLower(a)); d < bestD {
 			best, bestD = a, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 var (
@@ -353,8 +334,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 	}
 	var unresolved []string
 	exp := func(v string) string {
-		out, missing := expand(v, p.lookup)
+		out, missing, values := expand(v, p.lookup)
 		unresolved = append(unresolved, missing...)
+		s.Secrets = append(s.Secrets, values...)
 		return out
 	}
 	if s.Transport == Stdio {
@@ -369,6 +351,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		}
 		for k, v := range s.Env {
 			s.Env[k] = exp(v)
+			if secretName(k) {
+				s.Secrets = append(s.Secrets, s.Env[k])
+			}
 		}
 		s.Cwd = exp(s.Cwd)
 	} else {
@@ -381,6 +366,10 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		s.URL = exp(s.URL)
 		for k, v := range s.Headers {
 			s.Headers[k] = exp(v)
+			s.Secrets = append(s.Secrets, s.Headers[k])
+			if scheme, cred, ok := strings.Cut(s.Headers[k], " "); ok && len(scheme) < 10 {
+				s.Secrets = append(s.Secrets, cred) // "Bearer <token>": the token alone too
+			}
 		}
 		if len(unresolved) == 0 {
 			u, err := url.Parse(s.URL)
@@ -391,7 +380,33 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 	}
 	sort.Strings(unresolved)
 	s.Unresolved = dedupe(unresolved)
+	s.Secrets = secrets(s.Secrets)
 	return s, false, nil
+}
+
+// secretName reports whether an environment variable's name says it holds a
+// credential.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "AUTH", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secrets keeps the values long enough to be worth redacting: a short value
+// ("1", "true", "dev") would redact ordinary text and protects nothing.
+func secrets(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		if len(strings.TrimSpace(v)) >= 8 {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out)
 }
 
 func dedupe(s []string) []string {
@@ -525,13 +540,14 @@ func (p *parser) limits(key string, raw json.RawMessage, dst *Limits) error {
 
 // expand replaces ${VAR} and ${VAR:-default} in s. A `$` not followed by `{`
 // is left alone, so regular expressions and shell snippets in args survive.
-// It returns the names of variables that were unset and had no default.
-func expand(s string, lookup LookupEnv) (string, []string) {
+// It returns the names of variables that were unset and had no default, and
+// the values it substituted from the environment.
+func expand(s string, lookup LookupEnv) (string, []string, []string) {
 	if !strings.Contains(s, "${") {
-		return s, nil
+		return s, nil, nil
 	}
 	var b strings.Builder
-	var missing []string
+	var missing, values []string
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
@@ -548,6 +564,7 @@ func expand(s string, lookup LookupEnv) (string, []string) {
 		name, def, hasDef := strings.Cut(ref, ":-")
 		if v, ok := lookup(name); ok && (v != "" || !hasDef) {
 			b.WriteString(v)
+			values = append(values, v)
 		} else if hasDef {
 			b.WriteString(def)
 		} else {
@@ -555,5 +572,5 @@ func expand(s string, lookup LookupEnv) (string, []string) {
 		}
 		s = s[i+j+1:]
 	}
-	return b.String(), missing
+	return b.String(), missing, values
 }

@@ -67,33 +67,12 @@ func closestHint(name string, known []string, what string) string {
 	sorted := append([]string(nil), known...)
 	lname := strings.ToLower(name)
 	sort.SliceStable(sorted, func(i, j int) bool {
-		return distance(lname, strings.ToLower(sorted[i])) < distance(lname, strings.ToLower(sorted[j]))
+		return diag.Distance(lname, strings.ToLower(sorted[i])) < diag.Distance(lname, strings.ToLower(sorted[j]))
 	})
-	if d := distance(lname, strings.ToLower(sorted[0])); d <= max(2, len(name)/3) {
+	if d := diag.Distance(lname, strings.ToLower(sorted[0])); d <= max(2, len(name)/3) {
 		return fmt.Sprintf("did you mean %q? %s", sorted[0], diag.ListHint(what, known, 30))
 	}
 	return diag.ListHint(what, known, 30)
-}
-
-// distance is the Levenshtein distance, for suggestions.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func nonNil(s []string) []string {

@@ -267,3 +267,28 @@ func TestToolWithoutInputSchema(t *testing.T) {
 		t.Fatalf("response:\n%s", dump(res))
 	}
 }
+
+// Credentials configured for an upstream never reach the model, even when
+// the upstream echoes them.
+func TestSecretsAreRedacted(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "leaky"}, nil)
+	s.AddTool(&mcp.Tool{Name: "env", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult(`API_TOKEN=sk-live-0123456789 and "quoted\"sk-live-0123456789"`), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "bad token sk-live-0123456789"}}}, nil
+	})
+	r := newTestRunner(t, map[string]*mcp.Server{"leaky": s})
+	r.cfg.Servers[0].Secrets = []string{"sk-live-0123456789"}
+	r = New(r.cfg, r.cat, r.caller, nil)
+	res := r.Run(context.Background(), Request{Code: `import { env, fail } from "@codemode/servers/leaky";
+const e = await env();
+console.log(e);
+try { await fail() } catch (err) { console.log(err.message) }
+globalThis.__codemode_result__ = { e };
+await fail();`})
+	out := dump(res)
+	if strings.Contains(out, "sk-live-0123456789") || !strings.Contains(out, Redacted) {
+		t.Fatalf("secret reached the response:\n%s", out)
+	}
+}

@@ -102,12 +102,13 @@ type Runner struct {
 	cat    *catalog.Catalog
 	caller Caller
 	opts   Options
+	redact redactor
 }
 
 // New returns a Runner. caller performs tool calls unless opts.Caller
 // replaces it; it may be nil only if opts.Caller is set.
 func New(cfg *config.Config, cat *catalog.Catalog, caller Caller, opts *Options) *Runner {
-	r := &Runner{cfg: cfg, cat: cat, caller: caller}
+	r := &Runner{cfg: cfg, cat: cat, caller: caller, redact: newRedactor(cfg.Servers)}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -153,6 +154,12 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 
 // RunWith is Run with surface-specific variations.
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
+	resp := r.runWith(ctx, req, x)
+	r.redact.response(resp)
+	return resp
+}
+
+func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: []TraceEntry{}}
 	if strings.TrimSpace(req.Code) == "" {
 		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,

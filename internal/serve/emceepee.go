@@ -241,7 +241,7 @@ func (s *Server) statuses(ctx context.Context, view *catalog.View) []serverStatu
 				st.Status = "reconnecting"
 			}
 			if err := failed[id]; err != nil {
-				st.Error = err.Error()
+				st.Error = s.runner.Redact(err.Error())
 			}
 		}
 		out = append(out, st)

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
+)
+
+// invoke runs the command line in-process, as main does.
+func invoke(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// everythingConfig writes a config with the real server-everything.
+func everythingConfig(t *testing.T, dir string) string {
+	return writeFile(t, dir, "codemode.json", fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": ["stdio"]}}}`,
+		testutil.NPMBin(t, "mcp-server-everything")))
+}
+
+type response struct {
+	Logs        []map[string]any
+	Result      any
+	Diagnostics []map[string]any
+	ToolTrace   []map[string]any
+}
+
+func decode(t *testing.T, stdout string) response {
+	t.Helper()
+	var r response
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("stdout is not the response JSON: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout has more than the response (logs must go to stderr):\n%s", stdout)
+	}
+	return r
+}
+
+func TestRunScriptFileAgainstEverything(t *testing.T) {
+	dir := t.TempDir()
+	cfg := everythingConfig(t, dir)
+	script := writeFile(t, dir, "s.ts", `import { get_sum } from "@codemode/servers/everything";
+const s: string = await get_sum({ a: 20, b: 22 });
+console.log("sum", s);
+globalThis.__codemode_result__ = s;`)
+	// Flags after the script work too.
+	code, stdout, stderr := invoke(t, "", "run", "--config", cfg, script, "--timeout-ms", "20000", "--max-tool-calls", "5")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r := decode(t, stdout)
+	if !strings.Contains(fmt.Sprint(r.Result), "42") || len(r.Logs) != 1 || len(r.ToolTrace) != 1 {
+		t.Fatalf("response = %+v", r)
+	}
+}
+
+func TestRunFromStdinAndExitStatus(t *testing.T) {
+	t.Setenv("CODEMODE_CONFIG", "")
+	t.Chdir(t.TempDir())
+	code, stdout, _ := invoke(t, `globalThis.__codemode_result__ = [1, 2];`, "run", "-")
+	if code != ExitOK || decode(t, stdout).Result == nil {
+		t.Fatalf("exit %d, %s", code, stdout)
+	}
+	code, stdout, _ = invoke(t, `throw new Error("nope")`, "run", "-")
+	r := decode(t, stdout)
+	if code != ExitFailed || len(r.Diagnostics) == 0 || r.Diagnostics[0]["code"] != "UNCAUGHT_EXCEPTION" {
+		t.Fatalf("exit %d, %s", code, stdout)
+	}
+	code, stdout, _ = invoke(t, `for (;;) {}`, "run", "--timeout-ms", "200", "-")
+	if code != ExitFailed || decode(t, stdout).Diagnostics[0]["code"] != "SANDBOX_LIMIT" {
+		t.Fatalf("exit %d, %s", code, stdout)
+	}
+}
+
+func TestUsageAndConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.json", `{"mcpServers": {"x": {"comand": "npx"}}}`)
+	script := writeFile(t, dir, "s.js", `1`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no command", nil, []string{"Usage"}},
+		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
+		{"run without script", []string{"run"}, []string{"exactly one SCRIPT"}},
+		{"missing script file", []string{"run", filepath.Join(dir, "nope.js")}, []string{"reading the script"}},
+		{"bad flag", []string{"run", "--timeout", "5", script}, []string{"flag provided but not defined"}},
+		{"bad config", []string{"run", "--config", bad, script}, []string{"bad.json", "mcpServers.x.comand", `did you mean "command"`}},
+		{"missing config", []string{"run", "--config", filepath.Join(dir, "none.json"), script}, []string{"none.json", "--config"}},
+		{"bad log level", []string{"run", "--log-level", "loud", script}, []string{"--log-level"}},
+		{"serve on all interfaces without token", []string{"serve", "--http", "0.0.0.0:0"}, []string{"non-loopback", "--auth-token"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CODEMODE_AUTH_TOKEN", "")
+			code, _, stderr := invoke(t, "", tc.args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, ExitUsage, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestTypesOutDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := everythingConfig(t, dir)
+	out := filepath.Join(dir, "types")
+	code, _, stderr := invoke(t, "", "types", "--config", cfg, "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for name, want := range map[string]string{
+		"everything.d.ts": `declare module "@codemode/servers/everything"`,
+		"codemode.d.ts":   `declare module "@codemode/discovery"`,
+	} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, lacks %q", name, err, want)
+		}
+	}
+	// Without --out the same files go to stdout.
+	code, stdout, _ := invoke(t, "", "types", "--config", cfg)
+	if code != ExitOK || !strings.Contains(stdout, "get_sum") || !strings.Contains(stdout, "==== codemode.d.ts ====") {
+		t.Fatalf("exit %d:\n%.500s", code, stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := invoke(t, "", "version")
+	if code != ExitOK || !strings.HasPrefix(stdout, "codemode ") {
+		t.Fatalf("exit %d: %q", code, stdout)
+	}
+}

@@ -1,0 +1,203 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(vars map[string]string) LookupEnv {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func mustParse(t *testing.T, src string, vars map[string]string) *Config {
+	t.Helper()
+	c, err := Parse("codemode.json", []byte(src), env(vars))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
+}
+
+func TestParseServersInOrderWithIDs(t *testing.T) {
+	c := mustParse(t, `{"mcpServers": {
+		"Memory_Graph": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+		"memory graph": {"command": "mem2"},
+		"remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+		"legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+		"claude-code-style": {"type": "stdio", "command": "x"},
+		"off": {"command": "y", "disabled": true}
+	}}`, map[string]string{"TOKEN": "tok-1234567890"})
+	var got []string
+	for _, s := range c.Servers {
+		got = append(got, s.ID+"="+string(s.Transport))
+	}
+	want := "memory-graph=stdio memory-graph--2=stdio remote=http legacy=sse claude-code-style=stdio"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("servers = %v, want %v", got, want)
+	}
+	if c.Servers[2].Headers["Authorization"] != "Bearer tok-1234567890" {
+		t.Fatalf("header not expanded: %v", c.Servers[2].Headers)
+	}
+	if c.Servers[0].Name != "Memory_Graph" {
+		t.Fatalf("name = %q", c.Servers[0].Name)
+	}
+}
+
+func TestExpansion(t *testing.T) {
+	c := mustParse(t, `{"mcpServers": {"s": {"command": "run", "args": ["--dir=${HOME_DIR}", "${MISSING:-fallback}", "$NOT_EXPANDED", "a${EMPTY:-b}c"],
+		"env": {"API_KEY": "${KEY}", "MODE": "fixed", "ALSO": "${UNSET}"}}}}`,
+		map[string]string{"HOME_DIR": "/home/x", "KEY": "k-secret-value", "EMPTY": ""})
+	s := c.Servers[0]
+	if got := strings.Join(s.Args, " "); got != "--dir=/home/x fallback $NOT_EXPANDED abc" {
+		t.Fatalf("args = %q", got)
+	}
+	if s.Env["API_KEY"] != "k-secret-value" || s.Env["MODE"] != "fixed" {
+		t.Fatalf("env = %v", s.Env)
+	}
+	if len(s.Unresolved) != 1 || s.Unresolved[0] != "UNSET" {
+		t.Fatalf("unresolved = %v", s.Unresolved)
+	}
+	if !contains(s.Secrets, "k-secret-value") || contains(s.Secrets, "fixed") {
+		t.Fatalf("secrets = %v", s.Secrets)
+	}
+}
+
+func TestSecretsFromHeadersAndNames(t *testing.T) {
+	c := mustParse(t, `{"mcpServers": {
+		"r": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer literal-token-123", "X-Team": "team-abcdefgh"}},
+		"s": {"command": "c", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_1234567890", "LOG_LEVEL": "debug-verbose"}}}}`, nil)
+	r, s := c.Servers[0].Secrets, c.Servers[1].Secrets
+	for _, want := range []string{"Bearer literal-token-123", "literal-token-123", "team-abcdefgh"} {
+		if !contains(r, want) {
+			t.Errorf("remote secrets %v lack %q", r, want)
+		}
+	}
+	if !contains(s, "ghp_1234567890") || contains(s, "debug-verbose") {
+		t.Errorf("stdio secrets = %v", s)
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Every mistake names the file, the key and the fix.
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string // substrings of the error text
+	}{
+		{"bad json", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}", []string{"codemode.json:3:", "invalid JSON", "fix:"}},
+		{"empty file", "", []string{"empty", "mcpServers"}},
+		{"unknown top key", `{"mcpServer": {}}`, []string{"mcpServer", `did you mean "mcpServers"`}},
+		{"unknown server key", `{"mcpServers": {"a": {"comand": "x"}}}`, []string{"mcpServers.a.comand", `did you mean "command"`}},
+		{"missing command", `{"mcpServers": {"a": {"args": ["x"]}}}`, []string{"mcpServers.a", `needs "command" or "url"`}},
+		{"stdio type without command", `{"mcpServers": {"a": {"type": "stdio"}}}`, []string{"mcpServers.a", `needs "command"`}},
+		{"both command and url", `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, []string{"both"}},
+		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, []string{"mcpServers.a.url", "http"}},
+		{"bad type", `{"mcpServers": {"a": {"type": "websocket", "url": "http://x"}}}`, []string{"mcpServers.a.type", "websocket"}},
+		{"args not array", `{"mcpServers": {"a": {"command": "x", "args": "--flag"}}}`, []string{"mcpServers.a.args", "array of strings"}},
+		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}`, []string{"mcpServers.a.env", "string values"}},
+		{"servers not object", `{"mcpServers": []}`, []string{"mcpServers", "must be an object"}},
+		{"duplicate key", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, []string{"mcpServers.a", "twice"}},
+		{"unknown surface", `{"codemode": {"surfaces": ["run", "grpc"]}}`, []string{"codemode.surfaces", "grpc"}},
+		{"bad tool name", `{"codemode": {"runToolName": "run code!"}}`, []string{"codemode.runToolName"}},
+		{"bad limit", `{"codemode": {"maxLimits": {"timeoutMs": -1}}}`, []string{"codemode.maxLimits.timeoutMs", "positive"}},
+		{"unknown limit", `{"codemode": {"defaultLimits": {"timeout": 5}}}`, []string{"codemode.defaultLimits.timeout", `did you mean "timeoutMs"`}},
+		{"remote with command fields", `{"mcpServers": {"a": {"type": "http", "url": "http://x", "env": {"A": "b"}}}}`, []string{"remote server cannot have"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("codemode.json", []byte(tc.src), env(nil))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v (%T), want *Error", err, err)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "codemode.json") {
+				t.Errorf("error does not start with the file: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if ce.Fix == "" {
+				t.Errorf("no fix in %q", msg)
+			}
+		})
+	}
+}
+
+func TestGatewaySettings(t *testing.T) {
+	c := mustParse(t, `{"codemode": {"surfaces": ["files", "run"], "runToolName": "codemode.run", "bindingLevel": "tool",
+		"typesBudgetTokens": 100, "callTimeoutMs": 1500, "defaultLimits": {"timeoutMs": 5000}, "maxLimits": {"timeoutMs": 10000, "maxToolCalls": 5}}}`, nil)
+	if strings.Join(c.Serve.Surfaces, ",") != "files,run" || c.Serve.RunToolName != "codemode.run" || c.Serve.BindingLevel != "tool" || c.Serve.TypesBudgetTokens != 100 {
+		t.Fatalf("serve = %+v", c.Serve)
+	}
+	if c.CallTimeout != 1500*time.Millisecond {
+		t.Fatalf("call timeout = %v", c.CallTimeout)
+	}
+	// Defaults are capped by the maxima: maxToolCalls 100 → 5.
+	if c.DefaultLimits.TimeoutMs != 5000 || c.DefaultLimits.MaxToolCalls != 5 || c.DefaultLimits.MaxMemoryBytes != BuiltinDefaultLimits.MaxMemoryBytes {
+		t.Fatalf("defaults = %+v", c.DefaultLimits)
+	}
+}
+
+// A request can lower a limit, and raise it only up to the maximum.
+func TestResolveLimits(t *testing.T) {
+	c := Default()
+	l := c.Resolve(Limits{TimeoutMs: 1000, MaxToolCalls: 1 << 40, MaxMemoryBytes: -5})
+	if l.TimeoutMs != 1000 || l.MaxToolCalls != BuiltinMaxLimits.MaxToolCalls || l.MaxMemoryBytes != BuiltinDefaultLimits.MaxMemoryBytes {
+		t.Fatalf("resolved = %+v", l)
+	}
+	if d := c.Resolve(Limits{}); d != c.DefaultLimits {
+		t.Fatalf("empty request = %+v, want defaults %+v", d, c.DefaultLimits)
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv(EnvVar, "")
+	if p, err := Find(""); p != "" || err != nil {
+		t.Fatalf("no file: %q %v", p, err)
+	}
+	c, err := Load("")
+	if err != nil || c.File != "" || len(c.Servers) != 0 || c.Serve.RunToolName != "codemode_run" {
+		t.Fatalf("embedded default = %+v, %v", c, err)
+	}
+	os.WriteFile(DefaultFile, []byte(`{"mcpServers": {"cwd": {"command": "x"}}}`), 0o644)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"mcpServers": {"env": {"command": "x"}}}`), 0o644)
+	flag := filepath.Join(dir, "flag.json")
+	os.WriteFile(flag, []byte(`{"mcpServers": {"flag": {"command": "x"}}}`), 0o644)
+	id := func(flagPath string) string {
+		c, err := Load(flagPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Servers[0].ID
+	}
+	if got := id(""); got != "cwd" {
+		t.Errorf("./codemode.json: got %q", got)
+	}
+	t.Setenv(EnvVar, other)
+	if got := id(""); got != "env" {
+		t.Errorf("$CODEMODE_CONFIG: got %q", got)
+	}
+	if got := id(flag); got != "flag" {
+		t.Errorf("--config: got %q", got)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "--config") {
+		t.Errorf("missing --config file: %v", err)
+	}
+}
