@@ -98,6 +98,10 @@ func (t *Tool) Once(f func(*Tool) any) any {
 	return t.value
 }
 
+// FromSnapshot builds the Server of a snapshot, outside any Catalog (tests
+// and tools that read recorded tools/list results use it).
+func FromSnapshot(snap *upstream.Snapshot) *Server { return newServer(snap) }
+
 func newServer(snap *upstream.Snapshot) *Server {
 	names := make([]string, len(snap.Tools))
 	for i, t := range snap.Tools {

@@ -106,7 +106,7 @@ type Serve struct {
 	// declarations injected into the run tool's description before the
 	// gateway switches to a compact index (codemode-spec §4.4). Default 4000.
 	TypesBudgetTokens int
-	// IndexBudgetTokens bounds the compact index itself. Default 1500.
+	// IndexBudgetTokens bounds the compact index itself. Default 300.
 	IndexBudgetTokens int
 }
 
@@ -221,7 +221,7 @@ func (c *Config) applyDefaults() {
 		c.Serve.TypesBudgetTokens = 4000
 	}
 	if c.Serve.IndexBudgetTokens == 0 {
-		c.Serve.IndexBudgetTokens = 1500
+		c.Serve.IndexBudgetTokens = 300
 	}
 }
 

@@ -261,7 +261,7 @@ func (r *run) elapsedMs() int64 { return time.Since(r.start).Milliseconds() }
 func (r *run) call(id int, op, payload string) {
 	r.inflight++
 	r.workers.Add(1)
-	go func() {
+	goWork(func() {
 		defer r.workers.Done()
 		c := completion{id: id}
 		data, err := r.handle(op, json.RawMessage(payload))
@@ -275,7 +275,7 @@ func (r *run) call(id int, op, payload string) {
 		case <-r.opCtx.Done():
 			// The run is over; nobody will settle this promise.
 		}
-	}()
+	})
 }
 
 func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, err error) {

@@ -295,7 +295,7 @@ func (v *qjsVM) setLimits(deadline time.Time, memoryBytes int64) {
 	v.deadline = deadline
 	v.memLimit = memoryBytes
 	v.m.SetMemoryLimit(uintptr(memoryBytes))
-	v.m.SetGCThreshold(gcThreshold)
+	v.m.SetGCThreshold(uintptr(max(gcThreshold, memoryBytes/8)))
 }
 
 // enter arms the engine's timeout with what is left until the deadline. The
@@ -310,8 +310,12 @@ func (v *qjsVM) enter() error {
 
 var errDeadline = errors.New("deadline exceeded")
 
-// gcThreshold is QuickJS's default: collect after 256 KiB of allocation.
-const gcThreshold = 256 << 10
+// gcThreshold is the least allocation before the cycle collector runs during
+// a run. QuickJS frees most memory by reference counting; the collector only
+// finds cycles. Its default, 256 KiB, is less than a prepared VM already
+// holds, so it would run a full collection on the script's first
+// allocation, for nothing.
+const gcThreshold = 4 << 20
 
 func (v *qjsVM) determinize(seed uint32, nowMs int64) error {
 	if err := v.enter(); err != nil {
