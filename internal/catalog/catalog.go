@@ -44,6 +44,20 @@ func New(src Source) *Catalog {
 	return &Catalog{src: src, cache: map[string]*Server{}}
 }
 
+// statusSource is implemented by sources that know a server's connection
+// state (*upstream.Manager does).
+type statusSource interface {
+	Status(id string) upstream.Status
+}
+
+// Status reports a server's connection state, if the source knows it.
+func (c *Catalog) Status(id string) (upstream.Status, bool) {
+	if ss, ok := c.src.(statusSource); ok {
+		return ss.Status(id), true
+	}
+	return upstream.Status{}, false
+}
+
 // Configured returns the configured servers in declaration order.
 func (c *Catalog) Configured() []config.Server { return c.src.Servers() }
 

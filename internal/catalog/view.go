@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
 // ErrUnknownServer is returned for a server id that is not configured.
@@ -126,6 +127,9 @@ func (v *View) All(ctx context.Context) ([]*Server, map[string]error) {
 	}
 	return out, failed
 }
+
+// Status reports a server's connection state now (not as of the view).
+func (v *View) Status(id string) (upstream.Status, bool) { return v.c.Status(id) }
 
 // Failures returns the servers this view could not reach, and why.
 func (v *View) Failures() map[string]error {

@@ -4,20 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
 // This file serves @codemode/discovery (§4.1–4.3).
 
-// ServerInfo is §4.2.1, plus the connection status.
+// ServerInfo is §4.2.1, plus the connection status: "connected", "error",
+// or "backoff" for a server that failed or died and will be restarted on
+// the first use after retryInMs.
 type ServerInfo struct {
 	ServerID     string   `json:"serverId"`
 	ServerName   string   `json:"serverName"`
 	Capabilities []string `json:"capabilities,omitempty"`
 	Status       string   `json:"status"`
 	Error        string   `json:"error,omitempty"`
+	RetryInMs    int64    `json:"retryInMs,omitempty"`
 }
 
 // ServerDescription is §4.2.2.
@@ -124,6 +129,10 @@ func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
 			info.Status = "error"
 			if err := failed[id]; err != nil {
 				info.Error = err.Error()
+			}
+			if st, ok := v.cat.Status(id); ok && st.State == upstream.StateBackoff {
+				info.Status = "backoff"
+				info.RetryInMs = max(time.Until(st.RetryAt).Milliseconds(), 1)
 			}
 		}
 		out = append(out, info)

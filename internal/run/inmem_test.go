@@ -212,7 +212,7 @@ func TestBrokenServerDoesNotStopTheRun(t *testing.T) {
 import { echo } from "@codemode/servers/everything";
 const servers = await listServers();
 globalThis.__codemode_result__ = { servers: servers.map(s => s.serverId + ":" + s.status), echo: await echo({ message: "still here" }) };`})
-	if res.Failed() || !strings.Contains(string(res.Result), "broken:error") || !strings.Contains(string(res.Result), "still here") {
+	if res.Failed() || !strings.Contains(string(res.Result), "broken:backoff") || !strings.Contains(string(res.Result), "still here") {
 		t.Fatalf("response:\n%s", dump(res))
 	}
 	var found bool
