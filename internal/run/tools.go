@@ -173,6 +173,10 @@ func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMess
 				fields["example"] = ex
 			}
 			msg := fmt.Sprintf("invalid input for %s (%s/%s): %s", t.ExportName, s.ID, t.Name, viol.Message)
+			if len(viol.Others) > 0 {
+				// Every problem at once, so that one retry can fix them all.
+				msg += "; also " + strings.Join(viol.Others, "; ")
+			}
 			hint := fmt.Sprintf("at %s pass %s", pointerOrRoot(viol.Path), viol.Expected)
 			if ex != nil {
 				if b, err := json.Marshal(ex); err == nil && len(b) <= 300 {
