@@ -1,13 +1,18 @@
 # The whole test suite: installs the real MCP servers and clients the tests
 # drive (pinned in testdata/npm/package-lock.json), then runs every Go test.
 .PHONY: test
-test:
-	npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error
+test: npm
 	go vet ./...
 	go test ./...
 
-# Benchmarks; figures and method in docs/BENCHMARKS.md.
-.PHONY: bench
-bench:
+.PHONY: npm
+npm:
 	npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error
-	go test -run '^$$' -bench . -benchtime 2s -count 5 ./... | tee bench.txt
+
+# Benchmarks: every `go test -bench` of the module, 6 rounds, summarised by
+# benchstat (medians with confidence intervals). Method and latest figures:
+# docs/BENCHMARKS.md.
+.PHONY: bench
+bench: npm
+	go test -run '^$$' -bench . -benchtime 1s -count 6 ./... | tee bench.txt
+	go tool benchstat bench.txt

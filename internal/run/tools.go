@@ -48,7 +48,19 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 	if res.IsError {
 		return nil, toolFailed(serverID, t, res)
 	}
-	return Unwrap(res)
+	out, err := Unwrap(res)
+	if err != nil {
+		return nil, &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("the result of %s/%s cannot be encoded: %v", serverID, t.Name, err), Fields: map[string]any{"serverId": serverID, "toolName": t.Name}}
+	}
+	// A result that cannot fit in the sandbox is refused here, before it is
+	// copied into the VM.
+	if int64(len(out)) > v.limits.MaxMemoryBytes {
+		return nil, &diag.Error{Class: diag.SandboxLimitError,
+			Message: fmt.Sprintf("the result of %s/%s is %d bytes, more than the sandbox's maxMemoryBytes (%d)", serverID, t.Name, len(out), v.limits.MaxMemoryBytes),
+			Hint:    "ask the tool for less at once (a page, a filter, a smaller range)",
+			Fields:  map[string]any{"limit": "maxMemoryBytes", "value": v.limits.MaxMemoryBytes}}
+	}
+	return out, nil
 }
 
 // CallRaw is CallTool without the unwrapping: an isError result is returned
