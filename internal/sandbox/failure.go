@@ -60,6 +60,13 @@ func (r *run) interrupted() {
 	r.timeout()
 }
 
+// stopped reports whether the run was cancelled or ran out of time. Once it
+// has, whatever the engine reports next (an interrupted evaluation can
+// surface as "promise is pending" or worse) is the interruption's doing.
+func (r *run) stopped() bool {
+	return r.ctx.Err() != nil || !time.Now().Before(r.deadline)
+}
+
 func isInterrupt(err error) bool {
 	if errors.Is(err, errDeadline) {
 		return true
@@ -74,7 +81,7 @@ func isOOM(name, message string) bool {
 
 // evalFailure handles an error from compiling or linking the agent module.
 func (r *run) evalFailure(err error) {
-	if isInterrupt(err) {
+	if isInterrupt(err) || r.stopped() {
 		r.interrupted()
 		return
 	}
@@ -84,7 +91,7 @@ func (r *run) evalFailure(err error) {
 		return
 	}
 	switch {
-	case isOOM(qe.Name, qe.Message):
+	case isOOM(qe.Name, qe.Message) || qe.Name == "" && qe.Message == "" && r.vm.outOfMemory():
 		r.outOfMemory()
 	case len(r.importErrs) > 0:
 		r.importFailure(r.importErrs[len(r.importErrs)-1], "")
@@ -127,13 +134,13 @@ func (r *run) importFailure(err error, prefix string) {
 // engineFailure handles an error from a later entry into the engine: running
 // jobs, settling a promise, firing a timer.
 func (r *run) engineFailure(err error, prefix string) {
-	if isInterrupt(err) {
+	if isInterrupt(err) || r.stopped() {
 		r.interrupted()
 		return
 	}
 	var qe *quickjs.Error
 	if errors.As(err, &qe) {
-		if isOOM(qe.Name, qe.Message) {
+		if isOOM(qe.Name, qe.Message) || qe.Name == "" && r.vm.outOfMemory() {
 			r.outOfMemory()
 			return
 		}
@@ -168,15 +175,18 @@ func (r *run) uncaught(info, prefix string) {
 		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + "the script failed with an exception that could not be described"})
 		return
 	}
-	if isOOM(d.Name, d.Message) {
+	// Out of memory, also when memory was too full for the engine to build
+	// the error (no name, no message, or a null exception).
+	if isOOM(d.Name, d.Message) || d.Name == "" && (d.Message == "" || d.Message == "null") && r.vm.outOfMemory() {
 		r.outOfMemory()
 		return
 	}
-	if r.res.TimedOut {
+	if d.Name == "InternalError" && d.Message == "interrupted" || r.stopped() {
+		r.interrupted()
 		return
 	}
 	for _, ie := range r.importErrs {
-		if strings.Contains(d.Message, ie.Error()) || strings.Contains(ie.Error(), d.Message) && d.Message != "" {
+		if strings.Contains(d.Message, ie.Error()) {
 			r.importFailure(ie, prefix)
 			return
 		}

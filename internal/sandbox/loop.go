@@ -90,30 +90,8 @@ func (r *run) execute() *Result {
 	v.bind(r)
 	v.setLimits(r.deadline, r.opts.Limits.MaxMemoryBytes)
 
-	// Cancellation interrupts JavaScript wherever it is. The engine clears a
-	// pending interrupt when Go next enters it, so keep interrupting until
-	// the loop has noticed.
-	stopWatch := make(chan struct{})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		select {
-		case <-stopWatch:
-			return
-		case <-r.ctx.Done():
-		}
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			v.interrupt()
-			select {
-			case <-stopWatch:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	defer func() { close(stopWatch); <-watchDone }()
+	stop := r.watchdog(v)
+	defer stop()
 
 	if d := r.opts.Deterministic; d != nil {
 		if err := v.determinize(d.Seed, d.Now.UnixMilli()); err != nil {
@@ -130,6 +108,38 @@ func (r *run) execute() *Result {
 		r.collectResult()
 	}
 	return r.res
+}
+
+// watchdog interrupts JavaScript wherever it is once the deadline passes or
+// ctx is cancelled. The engine checks its own deadline only every 10,000
+// ticks, and clears a pending interrupt when Go next enters it, so the
+// watchdog keeps interrupting until the run has stopped. The returned
+// function stops it.
+func (r *run) watchdog(v vm) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(time.Until(r.deadline))
+		defer t.Stop()
+		select {
+		case <-quit:
+			return
+		case <-r.ctx.Done():
+		case <-t.C:
+		}
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			v.interrupt()
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // loop runs the event loop until the module has settled and no work is left,
@@ -258,7 +268,14 @@ func (r *run) elapsedMs() int64 { return time.Since(r.start).Milliseconds() }
 
 // --- host, as seen from JavaScript ------------------------------------------
 
-func (r *run) call(id int, op, payload string) {
+// maxPendingOps bounds the host operations of one run in flight at once:
+// each holds a goroutine and memory outside the VM's memory limit.
+const maxPendingOps = 1000
+
+func (r *run) call(id int, op, payload string) error {
+	if r.inflight >= maxPendingOps {
+		return fmt.Errorf("too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
+	}
 	r.inflight++
 	r.workers.Add(1)
 	goWork(func() {
@@ -276,6 +293,7 @@ func (r *run) call(id int, op, payload string) {
 			// The run is over; nobody will settle this promise.
 		}
 	})
+	return nil
 }
 
 func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, err error) {
@@ -312,12 +330,18 @@ func errorPayload(err error) string {
 	return string(b)
 }
 
+// maxLogEntries bounds the number of log entries whatever the byte limit.
+const maxLogEntries = 100_000
+
 func (r *run) log(level Level, msg string) bool {
 	if r.logsTruncated {
 		return false
 	}
+	// An entry costs its message's bytes, and at least one: a flood of
+	// empty console.log() calls must run into maxLogBytes too.
+	cost := max(int64(len(msg)), 1)
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
-	if int64(len(msg)) > left {
+	if cost > left || len(r.res.Logs) >= maxLogEntries {
 		if left > 0 {
 			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: truncateUTF8(msg, int(left)), TimeMs: r.elapsedMs()})
 		}
@@ -325,7 +349,7 @@ func (r *run) log(level Level, msg string) bool {
 		r.logsTruncated = true
 		return false
 	}
-	r.logBytes += int64(len(msg))
+	r.logBytes += cost
 	r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: msg, TimeMs: r.elapsedMs()})
 	return true
 }

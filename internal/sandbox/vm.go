@@ -38,14 +38,18 @@ type vm interface {
 	rejection() (string, error)
 	// result returns "J"+JSON of __codemode_result__ or "E"+a reason.
 	result() (string, error)
+	// interrupt stops the JavaScript running now, soon, from any goroutine.
 	interrupt()
+	// outOfMemory reports whether the engine's allocations are at its limit
+	// (within slack), for failures too degenerate to describe themselves.
+	outOfMemory() bool
 	close()
 }
 
 // host is what a run offers JavaScript, through the host functions that the
 // bootstrap captures.
 type host interface {
-	call(id int, op, payload string)
+	call(id int, op, payload string) error
 	log(level Level, msg string) bool
 	timer(id int, ms float64) error
 	clearTimer(id int)
@@ -117,14 +121,14 @@ type qjsVM struct {
 	hasReason bool
 	memLimit  int64
 	deadline  time.Time
-	tracker   *rejectionTracker
+	in        *internals // nil when the engine internals are unavailable
 }
 
 // noHost answers host calls made while no run is bound. Only the bootstrap
 // runs then, and it makes none; anything else is a bug worth a clear error.
 type noHost struct{}
 
-func (noHost) call(int, string, string)       {}
+func (noHost) call(int, string, string) error { return errors.New("no run is bound") }
 func (noHost) log(Level, string) bool         { return false }
 func (noHost) timer(int, float64) error       { return errors.New("no run is bound") }
 func (noHost) clearTimer(int)                 {}
@@ -160,7 +164,6 @@ func (v *qjsVM) prepare(code []byte) error {
 		name string
 		f    any
 	}{
-		{"__cm_call", func(id int, op, payload string) { v.h.call(id, op, payload) }},
 		{"__cm_log", func(level, msg string) bool { return v.h.log(Level(level), msg) }},
 		{"__cm_clear", func(id int) { v.h.clearTimer(id) }},
 		{"__cm_done", func(ok bool, reason quickjs.Value) {
@@ -177,6 +180,11 @@ func (v *qjsVM) prepare(code []byte) error {
 		}
 	}
 	// Host funcs whose Go error must become a JavaScript exception.
+	if err := m.RegisterHostFunc("__cm_call", func(args []any) (any, error) {
+		return nil, v.h.call(argInt(args, 0), argString(args, 1), argString(args, 2))
+	}); err != nil {
+		return err
+	}
 	if err := m.RegisterHostFunc("__cm_timer", func(args []any) (any, error) {
 		id, ms := argInt(args, 0), argFloat(args, 1)
 		return nil, v.h.timer(id, ms)
@@ -205,7 +213,7 @@ func (v *qjsVM) prepare(code []byte) error {
 	if _, err := m.ExecutePendingJobs(); err != nil {
 		return fmt.Errorf("loading the internal modules: %w", err)
 	}
-	v.tracker = installTracker(m, v)
+	v.in = installInternals(m)
 	return nil
 }
 
@@ -372,11 +380,11 @@ func (v *qjsVM) runJobs() error {
 }
 
 func (v *qjsVM) unhandled() ([]string, error) {
-	if v.tracker == nil || !v.tracker.pendingAny() {
+	if v.in == nil || !v.in.pendingAny() {
 		return nil, nil
 	}
 	v.headroom()
-	return v.tracker.take(v)
+	return v.in.take(v)
 }
 
 func (v *qjsVM) rejection() (string, error) {
@@ -426,11 +434,26 @@ func (v *qjsVM) result() (string, error) {
 	return s, nil
 }
 
-func (v *qjsVM) interrupt() { v.m.Interrupt() }
+func (v *qjsVM) interrupt() {
+	v.m.Interrupt()
+	if v.in != nil {
+		v.in.kick()
+	}
+}
+
+func (v *qjsVM) outOfMemory() bool {
+	if v.in == nil {
+		return false
+	}
+	used, limit := v.in.memory()
+	// The allocator rounds up to size classes: "at the limit" means within
+	// a slack of it.
+	return limit > 0 && used+(limit/16) >= min(limit, v.memLimit)
+}
 
 func (v *qjsVM) close() {
-	if v.tracker != nil {
-		v.tracker.release()
+	if v.in != nil {
+		v.in.release()
 	}
 	if v.hasReason {
 		v.reason.Free()

@@ -33,6 +33,7 @@
 
   // Primordials.
   const ObjectC = Object;
+  const ArrayIsArray = Array.isArray;
   const { freeze, defineProperty, create, getPrototypeOf, getOwnPropertyDescriptor, keys: objectKeys } = Object;
   const { apply, construct, ownKeys } = Reflect;
   const stringify = JSON.stringify;
@@ -56,6 +57,10 @@
   const DateC = Date;
   const SymbolIterator = Symbol.iterator;
   const SymbolToStringTag = Symbol.toStringTag;
+  // instanceof consults C[Symbol.hasInstance], which agent code can define
+  // on Error or any class it can reach; isA asks the original algorithm.
+  const hasInstance = Function.prototype[Symbol.hasInstance];
+  const isA = (v, C) => apply(hasInstance, C, [v]);
 
   // --- Lockdown --------------------------------------------------------------
 
@@ -99,7 +104,10 @@
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i];
       if (k === "hint" || k === "message" || k === "name" || k === "stack") continue;
-      defineProperty(target, k, { value: options[k], enumerable: true, writable: false, configurable: false });
+      // Descriptors built after agent code has started get a null
+      // prototype: Object.prototype.get = ... must not turn them into
+      // accessors.
+      defineProperty(target, k, { __proto__: null, value: options[k], enumerable: true, writable: false, configurable: false });
     }
   }
   class CodemodeError extends ErrorC {
@@ -107,7 +115,7 @@
     constructor(message, options) {
       super(message === undefined ? "" : StringC(message));
       const hint = options !== null && typeof options === "object" && options.hint !== undefined ? StringC(options.hint) : "";
-      defineProperty(this, "hint", { value: hint, enumerable: true, writable: false, configurable: false });
+      defineProperty(this, "hint", { __proto__: null, value: hint, enumerable: true, writable: false, configurable: false });
       ownFields(this, options);
     }
   }
@@ -141,7 +149,7 @@
     const names = objectKeys(classes);
     // Most derived first: CodemodeError is checked last.
     for (let i = names.length - 1; i >= 0; i--) {
-      if (e instanceof classes[names[i]]) return names[i];
+      if (isA(e, classes[names[i]])) return names[i];
     }
     return "";
   }
@@ -172,14 +180,30 @@
   function call(op, payload) {
     let body;
     try {
-      body = stringify(payload);
+      // The envelope array is serialised element by element, so that an
+      // Array.prototype.toJSON planted by agent code cannot reroute the
+      // call to another server or tool.
+      if (ArrayIsArray(payload)) {
+        body = "[";
+        for (let i = 0; i < payload.length; i++) {
+          const x = stringify(payload[i]);
+          body += (i > 0 ? "," : "") + (x === undefined ? "null" : x);
+        }
+        body += "]";
+      } else {
+        body = stringify(payload);
+      }
     } catch (e) {
       return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
     }
+    const id = ++callSeq;
+    try {
+      H.call(id, StringC(op), body === undefined ? "null" : body); // throws past the pending-operation limit
+    } catch (e) {
+      return rejected(new classes.SandboxLimitError(safeMessage(e), { hint: "await host calls (tool calls) before starting more", limit: "pendingOperations" }));
+    }
     return new PromiseC(function (resolve, reject) {
-      const id = ++callSeq;
       pending[id] = [resolve, reject];
-      H.call(id, StringC(op), body === undefined ? "null" : body);
     });
   }
   function settle(id, ok, data) {
@@ -239,7 +263,7 @@
         // number, boolean, undefined, bigint, symbol: String() semantics.
         return StringC(v);
     }
-    if (v instanceof ErrorC) return errorString(v);
+    if (isA(v, ErrorC)) return errorString(v);
     try {
       const s = stringify(v);
       return s === undefined ? "[Unserializable Object]" : s;
@@ -281,8 +305,12 @@
     let ms = NumberC(delay);
     if (!(ms > 0)) ms = 0;
     const id = ++timerSeq;
+    try {
+      H.timer(id, ms); // throws when the timer limit is reached
+    } catch (e) {
+      throw new classes.SandboxLimitError(safeMessage(e), { hint: "await pending timers before scheduling more", limit: "pendingTimers" });
+    }
     timers[id] = [callback, args];
-    H.timer(id, ms); // throws when the timer limit is reached
     return id;
   }
   function clearTimeout(id) {
@@ -479,8 +507,17 @@
         b = joined;
       }
       let start = 0;
-      if (!this.#ignoreBOM && !this.#bomSeen && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) start = 3;
-      if (b.length > 0) this.#bomSeen = stream;
+      if (!this.#ignoreBOM && !this.#bomSeen) {
+        // A BOM split across chunks: wait until three bytes are here,
+        // unless what is here already cannot start one.
+        const bomPrefix = (b.length < 1 || b[0] === 0xef) && (b.length < 2 || b[1] === 0xbb) && (b.length < 3 || b[2] === 0xbf);
+        if (stream && bomPrefix && b.length < 3) {
+          this.#tail = b.slice();
+          return "";
+        }
+        if (b.length >= 3 && bomPrefix) start = 3;
+        if (b.length > 0) this.#bomSeen = stream;
+      }
       const r = utf8Decode(b.subarray(start), this.#fatal, stream);
       this.#tail = stream ? b.slice(start + r[1]) : new Uint8ArrayC(0);
       if (!stream) this.#bomSeen = false;
@@ -780,7 +817,7 @@
   // describe reports an uncaught exception or rejection reason as JSON.
   function describe(e) {
     const out = create(null);
-    out.isError = e instanceof ErrorC;
+    out.isError = isA(e, ErrorC);
     out.errorClass = errorClassOf(e);
     try {
       if (out.isError) {
@@ -816,7 +853,19 @@
     }
   }
 
+  // then() looks up the promise's constructor and its Symbol.species, both
+  // of which agent code can replace before watch runs. The species getter is
+  // pinned, and the watched promise gets its own constructor property that
+  // leads back to the real Promise.
+  {
+    const sd = getOwnPropertyDescriptor(PromiseC, Symbol.species);
+    defineProperty(PromiseC, Symbol.species, { get: sd.get, enumerable: false, configurable: false });
+  }
+  const realSpecies = create(null);
+  realSpecies[Symbol.species] = PromiseC;
+  freeze(realSpecies);
   function watch(p) {
+    defineProperty(p, "constructor", { __proto__: null, value: realSpecies });
     apply(promiseThen, p, [
       function () {
         H.done(true, undefined);

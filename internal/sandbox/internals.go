@@ -5,6 +5,7 @@ package sandbox
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -12,22 +13,29 @@ import (
 	"modernc.org/quickjs"
 )
 
-// This file gives the sandbox QuickJS's host promise rejection tracker, which
-// modernc.org/quickjs does not expose. Without it a script like
+// This file reaches three engine facilities that modernc.org/quickjs does
+// not expose:
 //
-//	async function main() { throw new Error("x") }
-//	main()
+//   - The host promise rejection tracker. Without it a script like
+//     `async function main() { throw new Error("x") }; main()` fails
+//     silently: the rejected promise is garbage and the run reports success.
+//     With it, a rejection that no handler has taken once the VM is idle is
+//     reported as UNCAUGHT_EXCEPTION, as Node does.
+//   - The context's interrupt counter. The engine consults its interrupt
+//     handler (deadline, Interrupt) only every 10,000 ticks, and a tick can
+//     be a slow built-in call (`for (;;) big.join(",")`): without a nudge a
+//     300 ms timeout ran for seconds. kick makes the next tick consult it.
+//   - The runtime's memory accounting, to recognise running out of memory
+//     when the engine had too little memory left to even build the error.
 //
-// fails silently: the rejected promise is garbage and the run reports
-// success. With it, a rejection that no handler has taken once the VM is
-// idle is reported as UNCAUGHT_EXCEPTION, as Node does.
-//
-// Reaching the engine needs the VM's unexported runtime and context, read
-// with reflect+unsafe, and a Go function passed to C as the transpiled code
-// passes them (the address of a funcval). Both depend on the exact versions
-// of modernc.org/quickjs and libquickjs that go.sum pins; TestTrackerInstalled
-// fails loudly if an upgrade changes either, and installTracker degrades to
-// "no tracker" rather than crash if the fields are not found.
+// Reaching them needs the VM's unexported runtime and context, read with
+// reflect+unsafe, and a Go function passed to C as the transpiled code passes
+// them (the address of a funcval). Both depend on the exact versions of
+// modernc.org/quickjs and libquickjs that go.sum pins; the sandbox tests
+// (unhandled rejections, timeouts in slow built-ins, out-of-memory
+// classification) fail loudly if an upgrade changes either, and
+// installInternals degrades to "none of the three" rather than crash if the
+// fields are not found.
 
 // rawValue mirrors quickjs.Value's layout, so that a tracked TJSValue can be
 // handed to the bootstrap's describe().
@@ -43,19 +51,19 @@ type trackedRejection struct {
 	promise, reason lib.TJSValue
 }
 
-// rejectionTracker holds the rejections of one VM that have no handler yet.
-// It is only touched on the goroutine running that VM.
-type rejectionTracker struct {
+// internals is the engine access of one VM. pending is only touched on the
+// goroutine running that VM; kick may be called from any goroutine.
+type internals struct {
 	m       *quickjs.VM
 	tls     *libc.TLS
-	ctx     uintptr
+	ctx, rt uintptr
 	id      uintptr
 	pending []trackedRejection
 }
 
 var (
 	trackersMu sync.Mutex
-	trackers   = map[uintptr]*rejectionTracker{}
+	trackers   = map[uintptr]*internals{}
 	trackerSeq uintptr
 )
 
@@ -87,12 +95,12 @@ func engineHandles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
 	return uintptr(read(cctx).Uint()), uintptr(read(crt).Uint()), read(tlsf).Interface().(*libc.TLS), true
 }
 
-func installTracker(m *quickjs.VM, _ *qjsVM) *rejectionTracker {
+func installInternals(m *quickjs.VM) *internals {
 	ctx, rt, tls, ok := engineHandles(m)
 	if !ok || ctx == 0 || rt == 0 || tls == nil {
 		return nil
 	}
-	t := &rejectionTracker{m: m, tls: tls, ctx: ctx}
+	t := &internals{m: m, tls: tls, ctx: ctx, rt: rt}
 	trackersMu.Lock()
 	trackerSeq++
 	t.id = trackerSeq
@@ -133,10 +141,10 @@ func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, ha
 	}
 }
 
-func (t *rejectionTracker) pendingAny() bool { return len(t.pending) > 0 }
+func (t *internals) pendingAny() bool { return len(t.pending) > 0 }
 
 // take describes and forgets the rejections still unhandled.
-func (t *rejectionTracker) take(v *qjsVM) ([]string, error) {
+func (t *internals) take(v *qjsVM) ([]string, error) {
 	var infos []string
 	for len(t.pending) > 0 {
 		p := t.pending[0]
@@ -153,8 +161,30 @@ func (t *rejectionTracker) take(v *qjsVM) ([]string, error) {
 	return infos, nil
 }
 
+// kick makes the engine consult its interrupt handler at its next tick.
+// The counter is written by the engine without atomics; a kick that races
+// with its decrement can be lost, which is why callers repeat it.
+func (t *internals) kick() {
+	p := (*int32)(cMemory(t.ctx + unsafe.Offsetof(lib.TJSContext{}.Finterrupt_counter)))
+	atomic.StoreInt32(p, 0)
+}
+
+// memory reports the bytes the engine has allocated and its limit.
+func (t *internals) memory() (used, limit int64) {
+	ms := &(*lib.TJSRuntime)(cMemory(t.rt)).Fmalloc_ctx.Fmalloc_state
+	return int64(ms.Fmalloc_size), int64(ms.Fmalloc_limit)
+}
+
+// cMemory turns the address of engine memory into a pointer. The engine's
+// memory comes from modernc.org/libc's allocator, outside the Go heap, so
+// the garbage collector neither moves nor frees it; the detour through a
+// variable only tells go vet so.
+func cMemory(addr uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+}
+
 // release frees what is still tracked; the VM is about to close.
-func (t *rejectionTracker) release() {
+func (t *internals) release() {
 	for _, p := range t.pending {
 		lib.XFreeValue(t.tls, t.ctx, p.promise)
 		lib.XFreeValue(t.tls, t.ctx, p.reason)

@@ -1,0 +1,398 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// Limits (codemode-spec §3.2.4, §7.4): each one stops the script with a
+// SANDBOX_LIMIT diagnostic of class SandboxLimitError, keeps the logs
+// captured before, and reports a null result (§3.3.4).
+
+// wantLimitFailure is wantLimit plus §3.3.4: the logs before the failure are
+// kept (the script logs "before" first) and the result is null although the
+// script assigned one.
+func wantLimitFailure(t *testing.T, res *Result, mention string) {
+	t.Helper()
+	wantLimit(t, res, mention)
+	if n := len(res.Diagnostics); n != 1 {
+		t.Errorf("%d diagnostics, want 1: %s", n, diagString(res))
+	}
+	if len(res.Logs) == 0 || res.Logs[0].Message != "before" {
+		t.Errorf("logs captured before the failure are lost: %s", logString(res))
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	slowHost := func(each time.Duration, ended chan<- struct{}) *Options {
+		h := newTestHost()
+		o := h.options(Limits{Timeout: timeout})
+		o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
+			select {
+			case <-time.After(each):
+				return p, nil
+			case <-ctx.Done():
+				if ended != nil {
+					ended <- struct{}{}
+				}
+				return nil, ctx.Err()
+			}
+		}
+		return o
+	}
+	const imp = `import { ping } from "@codemode/servers/x";`
+	cases := []struct {
+		name, imports, code string
+		// each is how long one host call takes.
+		each time.Duration
+	}{
+		{name: "tight loop", code: `for (;;);`},
+		{name: "waiting on a timer", code: `await new Promise((r) => setTimeout(r, 10000));`},
+		{name: "waiting on a host call", imports: imp, code: `await ping(1);`, each: time.Hour},
+		// Each call is well under the timeout; together they are not.
+		{name: "many host calls in a row", imports: imp, code: `for (let i = 0; i < 20; i++) await ping(i);`, each: 50 * time.Millisecond},
+		{name: "host calls, then a loop", imports: imp, code: `await ping(1); for (;;);`, each: 50 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ended := make(chan struct{}, 32)
+			code := c.imports + "\n" + `console.log("before"); globalThis.__codemode_result__ = "too early";` + "\n" + c.code
+			res := runJS(t, context.Background(), code, slowHost(c.each, ended))
+			if !res.TimedOut {
+				t.Errorf("TimedOut is false")
+			}
+			wantLimitFailure(t, res, "timeoutMs (200 ms)")
+			if res.Duration < timeout || res.Duration > timeout+slack {
+				t.Errorf("the run took %v with a %v timeout", res.Duration, timeout)
+			}
+			if c.each == time.Hour {
+				select {
+				case <-ended:
+				case <-time.After(time.Second):
+					t.Error("the handler's context was not cancelled at the timeout")
+				}
+			}
+		})
+	}
+	t.Run("a script inside the timeout", func(t *testing.T) {
+		t.Parallel()
+		res := runJS(t, context.Background(), `await new Promise((r) => setTimeout(r, 50)); globalThis.__codemode_result__ = "in time";`, &Options{Limits: Limits{Timeout: time.Second}})
+		wantResult(t, res, `"in time"`)
+	})
+}
+
+func TestMemoryLimit(t *testing.T) {
+	const limit = 16 << 20
+	opts := func(l int64) *Options { return &Options{Limits: Limits{Timeout: 10 * time.Second, MaxMemoryBytes: l}} }
+	fail := []struct{ name, code string }{
+		{"one buffer twice the limit", `const a = new Uint8Array(32 << 20); a.fill(1); globalThis.__codemode_result__ = a.length;`},
+		{"small objects, twice the limit", `const a = []; for (let i = 0; i < 400000; i++) a.push({ i, s: "x" + i }); globalThis.__codemode_result__ = a.length;`},
+		{"strings, twice the limit", `const a = []; for (let i = 0; i < 64; i++) a.push(("x" + i).repeat(1 << 19) + "!"); a.map((s) => s.indexOf("!")); globalThis.__codemode_result__ = a.length;`},
+	}
+	for _, c := range fail {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res := runJS(t, context.Background(), `console.log("before");`+"\n"+c.code, opts(limit))
+			if !res.OutOfMemory {
+				t.Errorf("OutOfMemory is false")
+			}
+			wantLimitFailure(t, res, fmt.Sprintf("maxMemoryBytes is %d", limit))
+		})
+	}
+	ok := []struct{ name, code, want string }{
+		// Half the limit in 100 kB buffers. (The engine counts what the
+		// allocator really reserves, a power of two per allocation: a
+		// buffer of exactly 1 MiB costs 2 MiB, so half the limit in 1 MiB
+		// buffers does not fit.)
+		{"half the limit in 100 kB buffers", `const a = []; for (let i = 0; i < 84; i++) a.push(new Uint8Array(100000).fill(i)); globalThis.__codemode_result__ = a.length;`, "84"},
+		{"a quarter of the limit in one buffer", `const a = new Uint8Array(4 << 20); a.fill(1); globalThis.__codemode_result__ = a.length;`, fmt.Sprint(4 << 20)},
+		{"small objects, under half the limit", `const a = []; for (let i = 0; i < 50000; i++) a.push({ i, s: "x" + i }); globalThis.__codemode_result__ = a.length;`, "50000"},
+		{"garbage is collected", `let n = 0; for (let i = 0; i < 200; i++) { const a = new Uint8Array(1 << 20); a[0] = 1; n += a[0]; } globalThis.__codemode_result__ = n;`, "200"},
+	}
+	for _, c := range ok {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res := runJS(t, context.Background(), c.code, opts(limit))
+			wantResult(t, res, c.want)
+		})
+	}
+	t.Run("the limit is per run", func(t *testing.T) {
+		t.Parallel()
+		// More than the 16 MiB the other cases fail with.
+		res := runJS(t, context.Background(), `const a = new Uint8Array(24 << 20); a.fill(1); globalThis.__codemode_result__ = a.length;`, opts(64<<20))
+		wantResult(t, res, fmt.Sprint(24<<20))
+	})
+	t.Run("out of memory in a timer callback", func(t *testing.T) {
+		t.Parallel()
+		res := runJS(t, context.Background(), `console.log("before"); setTimeout(() => { const a = []; for (;;) a.push({ a }); }, 0);`, opts(limit))
+		if !res.OutOfMemory {
+			t.Errorf("OutOfMemory is false")
+		}
+		wantLimitFailure(t, res, "maxMemoryBytes")
+	})
+	t.Run("out of memory after a host call", func(t *testing.T) {
+		t.Parallel()
+		o := newTestHost().options(Limits{Timeout: 10 * time.Second, MaxMemoryBytes: limit})
+		res := runJS(t, context.Background(), `import { ping } from "@codemode/servers/x"; console.log("before"); await ping(1); const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });`, o)
+		if !res.OutOfMemory {
+			t.Errorf("OutOfMemory is false")
+		}
+		wantLimitFailure(t, res, "maxMemoryBytes")
+	})
+	// A script may catch the engine's out-of-memory error. The allocation
+	// is refused either way; what the host must not do is let the run
+	// succeed as if it had happened, or lose the VM.
+	t.Run("caught out-of-memory error", func(t *testing.T) {
+		t.Parallel()
+		res := runJS(t, context.Background(), `let caught = "none", a;
+try { a = new Uint8Array(64 << 20); } catch (e) { caught = e.name; }
+const small = new Uint8Array(1 << 20); small[5] = 5;
+globalThis.__codemode_result__ = { caught, allocated: a !== undefined, small: small[5] };`, opts(limit))
+		if res.Failed() {
+			wantLimit(t, res, "maxMemoryBytes")
+			return
+		}
+		var out struct {
+			Caught    string
+			Allocated bool
+			Small     int
+		}
+		if err := json.Unmarshal(res.Result, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Allocated || out.Caught == "none" || out.Small != 5 {
+			t.Errorf("result %s", res.Result)
+		}
+	})
+}
+
+func TestLogLimit(t *testing.T) {
+	run := func(t *testing.T, max int64, code string) *Result {
+		t.Helper()
+		res := runJS(t, context.Background(), code+"\nglobalThis.__codemode_result__ = \"done\";", &Options{Limits: Limits{MaxLogBytes: max}})
+		// Truncating logs is not a failure of the script.
+		wantResult(t, res, `"done"`)
+		return res
+	}
+	warn := func(max int64) string {
+		return fmt.Sprintf("warn: log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", max)
+	}
+	a40 := strings.Repeat("a", 40)
+
+	t.Run("exact truncation", func(t *testing.T) {
+		res := run(t, 100, `const s = "a".repeat(40); console.log(s); console.warn(s); console.error(s); console.log("dropped"); console.error("dropped");`)
+		wantLogs(t, res, "log: "+a40, "warn: "+a40, "error: "+strings.Repeat("a", 20), warn(100))
+		wantTruncated(t, res, 100)
+	})
+	t.Run("exact fit is not truncated", func(t *testing.T) {
+		res := run(t, 6, `console.log("abc"); console.debug("def");`)
+		wantLogs(t, res, "log: abc", "debug: def")
+	})
+	t.Run("one byte over after an exact fit", func(t *testing.T) {
+		res := run(t, 6, `console.log("abc"); console.log("def"); console.log("g");`)
+		wantLogs(t, res, "log: abc", "log: def", warn(6))
+	})
+	t.Run("never splits a UTF-8 character", func(t *testing.T) {
+		res := run(t, 5, `console.log("aé€");`)
+		wantLogs(t, res, "log: aé", warn(5))
+	})
+	t.Run("arguments count with their separators", func(t *testing.T) {
+		res := run(t, 5, `console.log("ab", "cd"); console.log("x");`)
+		wantLogs(t, res, "log: ab cd", warn(5))
+	})
+	t.Run("the default is 64 KiB", func(t *testing.T) {
+		res := runJS(t, context.Background(), `for (let i = 0; i < 100; i++) console.log("x".repeat(1000));`, nil)
+		wantOK(t, res)
+		wantTruncated(t, res, 65536)
+		total := 0
+		for _, l := range res.Logs[:len(res.Logs)-1] {
+			total += len(l.Message)
+		}
+		if total != 65536 {
+			t.Errorf("%d bytes kept, want exactly 65536", total)
+		}
+	})
+	t.Run("logs are kept when the script fails later", func(t *testing.T) {
+		res := runJS(t, context.Background(), `console.log("before"); console.error("also"); throw new Error("boom");`, nil)
+		wantDiag(t, res, diag.UncaughtException)
+		wantLogs(t, res, "log: before", "error: also")
+	})
+}
+
+func TestResultLimit(t *testing.T) {
+	opts := &Options{Limits: Limits{MaxResultBytes: 1000}}
+	t.Run("exactly the limit", func(t *testing.T) {
+		res := runJS(t, context.Background(), `globalThis.__codemode_result__ = "x".repeat(998);`, opts)
+		wantOK(t, res)
+		if len(res.Result) != 1000 {
+			t.Errorf("result of %d bytes", len(res.Result))
+		}
+	})
+	t.Run("one byte over", func(t *testing.T) {
+		res := runJS(t, context.Background(), `console.log("before"); globalThis.__codemode_result__ = "x".repeat(999);`, opts)
+		wantLimitFailure(t, res, "maxResultBytes (1000)")
+	})
+	t.Run("bytes, not characters", func(t *testing.T) {
+		res := runJS(t, context.Background(), `globalThis.__codemode_result__ = "é".repeat(499);`, opts)
+		wantOK(t, res)
+		res = runJS(t, context.Background(), `console.log("before"); globalThis.__codemode_result__ = "é".repeat(500);`, opts)
+		wantLimitFailure(t, res, "maxResultBytes")
+	})
+	t.Run("the default is 1 MiB", func(t *testing.T) {
+		res := runJS(t, context.Background(), `console.log("before"); globalThis.__codemode_result__ = "x".repeat(1 << 20);`, nil)
+		wantLimitFailure(t, res, "maxResultBytes (1048576)")
+	})
+}
+
+func TestPendingTimerLimit(t *testing.T) {
+	opts := func() *Options { return &Options{MaxPendingTimers: 10, Limits: Limits{Timeout: 5 * time.Second}} }
+	t.Run("exactly the limit", func(t *testing.T) {
+		res := runJS(t, context.Background(), `let n = 0; for (let i = 0; i < 9; i++) setTimeout(() => n++, i);
+await new Promise((r) => setTimeout(r, 20)); // the 10th
+globalThis.__codemode_result__ = n;`, opts())
+		wantResult(t, res, `9`)
+	})
+	t.Run("one over the limit", func(t *testing.T) {
+		res := runJS(t, context.Background(), `for (let i = 0; i < 10; i++) setTimeout(() => {}, i);
+await new Promise((r) => setTimeout(r, 20)); // the 11th
+globalThis.__codemode_result__ = "not reached";`, opts())
+		if !res.Failed() || !strings.Contains(res.Diagnostics[0].Message, "10") {
+			t.Fatalf("11 pending timers with a limit of 10: %s, result %s", diagString(res), res.Result)
+		}
+	})
+	t.Run("pending, not total", func(t *testing.T) {
+		res := runJS(t, context.Background(), `let n = 0;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+for (let round = 0; round < 3; round++) {
+  for (let i = 0; i < 9; i++) setTimeout(() => n++, 1);
+  await sleep(10);
+}
+const ids = []; for (let i = 0; i < 9; i++) ids.push(setTimeout(() => { n += 1000; }, 1));
+ids.forEach(clearTimeout); // cleared timers are no longer pending
+for (let i = 0; i < 9; i++) setTimeout(() => n++, 1);
+await sleep(10);
+globalThis.__codemode_result__ = n;`, opts())
+		wantResult(t, res, `36`)
+	})
+	t.Run("over the limit is a SandboxLimitError", func(t *testing.T) {
+		res := runJS(t, context.Background(), `console.log("before"); for (let i = 0; i < 11; i++) setTimeout(() => {}, 1000);`, opts())
+		wantLimitFailure(t, res, "10")
+	})
+	t.Run("the script can catch it as a SandboxLimitError", func(t *testing.T) {
+		res := runJS(t, context.Background(), `import { SandboxLimitError, CodemodeError } from "@codemode/errors";
+let out = "not thrown";
+try { for (let i = 0; i < 11; i++) setTimeout(() => {}, 1); } catch (e) {
+  out = { limit: e instanceof SandboxLimitError, base: e instanceof CodemodeError, hint: typeof e.hint === "string" && e.hint.length > 0 };
+}
+globalThis.__codemode_result__ = out;`, opts())
+		wantResult(t, res, `{"limit":true,"base":true,"hint":true}`)
+	})
+	t.Run("the default is 1000", func(t *testing.T) {
+		res := runJS(t, context.Background(), `for (let i = 0; i < 1000; i++) setTimeout(() => {}, 1); await new Promise((r) => setTimeout(r, 5));`, nil)
+		if !res.Failed() || !strings.Contains(res.Diagnostics[0].Message, "1000") {
+			t.Errorf("1001 timers: %s", diagString(res))
+		}
+		res = runJS(t, context.Background(), `for (let i = 0; i < 999; i++) setTimeout(() => {}, 1); await new Promise((r) => setTimeout(r, 5)); globalThis.__codemode_result__ = 1;`, nil)
+		wantResult(t, res, `1`)
+	})
+}
+
+// TestHostCallFloodIsBounded: a script can start host calls without
+// awaiting them, as fast as it can loop. What that costs the host (a
+// goroutine per call, parked until the event loop takes its completion)
+// must be bounded by something other than the JavaScript heap limit, which
+// does not see Go memory.
+func TestHostCallFloodIsBounded(t *testing.T) {
+	Run(context.Background(), "", nil) // warm the pool
+	baseline := runtime.NumGoroutine()
+	var peak atomic.Int64
+	h := newTestHost()
+	o := h.options(Limits{Timeout: 20 * time.Second})
+	o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
+		n := int64(runtime.NumGoroutine())
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		return p, nil
+	}
+	const calls = 20000
+	res := runJS(t, context.Background(), fmt.Sprintf(`import { ping } from "@codemode/servers/x";
+const ps = [];
+for (let i = 0; i < %d; i++) ps.push(ping(i).catch((e) => e.name));
+globalThis.__codemode_result__ = (await Promise.all(ps)).length;`, calls), o)
+	if !res.Failed() {
+		wantResult(t, res, fmt.Sprint(calls))
+	}
+	if extra := peak.Load() - int64(baseline); extra > 1000 {
+		t.Errorf("%d host calls started without awaiting peaked at %d extra goroutines: in-flight host operations need a bound", calls, extra)
+	}
+}
+
+// TestConcurrentRunsIsolated runs 8 scripts at once; each pollutes its realm
+// and checks that it sees only its own state.
+func TestConcurrentRunsIsolated(t *testing.T) {
+	const n = 8
+	var wg sync.WaitGroup
+	results := make([]*Result, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := newTestHost()
+			o := h.options(Limits{Timeout: 20 * time.Second})
+			o.Deterministic = &Deterministic{Seed: uint32(i), Now: time.UnixMilli(int64(i) * 1000)}
+			results[i] = Run(context.Background(), fmt.Sprintf(`import { ping } from "@codemode/servers/x";
+const id = %d;
+globalThis.runId = id;
+Object.prototype.owner = id;
+Array.prototype.owner = id;
+console.log("run", id);
+let sum = 0;
+for (let k = 0; k < 20; k++) {
+  sum += await ping(id);
+  await new Promise((r) => setTimeout(r, (k * 7 + id) %% 5));
+  if (globalThis.runId !== id || ({}).owner !== id || [].owner !== id) throw new Error("state of another run is visible");
+}
+let busy = 0; for (let k = 0; k < 200000; k++) busy += k %% 3;
+globalThis.__codemode_result__ = { id, sum, now: Date.now(), busy };`, i), o)
+		}()
+	}
+	wg.Wait()
+	for i, res := range results {
+		if res == nil {
+			t.Fatalf("run %d returned nil", i)
+		}
+		want := fmt.Sprintf(`{"id":%d,"sum":%d,"now":%d,"busy":199999}`, i, 20*i, i*1000)
+		if len(res.Diagnostics) > 0 || !jsonEqual(res.Result, []byte(want)) {
+			t.Errorf("run %d: result %s, diagnostics %s; want %s", i, res.Result, diagString(res), want)
+		}
+		if len(res.Logs) != 1 || res.Logs[0].Message != fmt.Sprintf("run %d", i) {
+			t.Errorf("run %d logs: %s", i, logString(res))
+		}
+	}
+}
+
+func TestDefaultLimits(t *testing.T) {
+	want := Limits{Timeout: 30 * time.Second, MaxMemoryBytes: 64 << 20, MaxLogBytes: 64 << 10, MaxResultBytes: 1 << 20}
+	if DefaultLimits != want {
+		t.Errorf("DefaultLimits = %+v, want %+v", DefaultLimits, want)
+	}
+	res := runJS(t, context.Background(), `globalThis.__codemode_result__ = "defaults";`, nil)
+	wantResult(t, res, `"defaults"`)
+	res = runJS(t, context.Background(), `globalThis.__codemode_result__ = "zero";`, &Options{})
+	wantResult(t, res, `"zero"`)
+}
