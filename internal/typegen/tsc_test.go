@@ -1,0 +1,314 @@
+package typegen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests run the real TypeScript compiler (testdata/npm, TypeScript 7)
+// once over everything the generator produces for the corpus, the golden
+// cases and random schemas, together with agent scripts that must and must
+// not type-check.
+
+const tscBin = "../../testdata/npm/node_modules/.bin/tsc"
+
+func requireTSC(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(tscBin)
+	if err == nil {
+		_, err = os.Stat(p)
+	}
+	if err != nil {
+		t.Fatalf("TypeScript is not installed (%v): run `make test` or `npm ci --prefix testdata/npm`", err)
+	}
+	return p
+}
+
+// tscError is one diagnostic of `tsc --pretty false`.
+type tscError struct {
+	file string
+	line int
+	code string
+	msg  string
+}
+
+var tscLine = regexp.MustCompile(`^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$`)
+
+// runTSC writes files (relative path → content) and a tsconfig.json into a
+// temporary directory, runs tsc once with the options a script is checked
+// with (§3.5: es2023, no DOM, no @types), and returns its errors by file.
+func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
+	t.Helper()
+	tsc := requireTSC(t)
+	dir := t.TempDir()
+	names := make([]string, 0, len(files))
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strconv.Quote(name))
+	}
+	sort.Strings(names)
+	tsconfig := `{
+  "compilerOptions": {
+    "strict": true, "noEmit": true, "target": "es2023", "lib": ["es2023"], "types": [],
+    "module": "esnext", "moduleResolution": "bundler", "skipLibCheck": false,
+    "noUnusedLocals": false, "pretty": false
+  },
+  "files": [` + strings.Join(names, ",") + `]
+}`
+	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(tsconfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tsc, "-p", "tsconfig.json")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running tsc: %v\n%s", err, out)
+	}
+	errs := map[string][]tscError{}
+	var last *tscError
+	for _, l := range strings.Split(string(out), "\n") {
+		m := tscLine.FindStringSubmatch(l)
+		if m == nil {
+			if last != nil && strings.HasPrefix(l, " ") {
+				last.msg += "\n" + l // continuation of a multi-line message
+			} else if strings.TrimSpace(l) != "" {
+				errs[""] = append(errs[""], tscError{msg: l})
+			}
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		file := filepath.ToSlash(m[1])
+		errs[file] = append(errs[file], tscError{file: file, line: n, code: m[4], msg: m[5]})
+		last = &errs[file][len(errs[file])-1]
+	}
+	if err != nil && len(errs) == 0 {
+		t.Fatalf("tsc failed without diagnostics:\n%s", out)
+	}
+	return errs
+}
+
+// generatedFiles renders the stdlib, every corpus server (module and global
+// form, and every tool's declaration), every golden case and 150 servers of
+// random schemas (random_test.go).
+func generatedFiles(t *testing.T) map[string]string {
+	files := map[string]string{"codemode.d.ts": Stdlib()}
+	add := func(prefix string, s Server, opts *Options) {
+		mod, _ := ServerModule(s, opts)
+		glob, _ := ServerGlobal(s, opts)
+		files[prefix+"/module/"+s.ID+".d.ts"] = mod
+		files[prefix+"/global/"+s.ID+".d.ts"] = glob
+		for i, d := range ToolDecls(s, opts) {
+			// Each tool file declares the server's global on its own: make it
+			// a module so that they can be checked side by side.
+			files[fmt.Sprintf("%s/tool/%s/%d.d.ts", prefix, s.ID, i)] = d + "export {};\n"
+		}
+	}
+	for _, cs := range loadCorpus(t) {
+		add("corpus", cs.server(), nil)
+	}
+	ids := map[string]string{}
+	for _, c := range loadGolden(t) {
+		if other, dup := ids[c.server.ID]; dup {
+			t.Fatalf("golden cases %s and %s use the same server id %q", other, c.name, c.server.ID)
+		}
+		ids[c.server.ID] = c.name
+		add("golden", c.server, c.opts)
+	}
+	for _, s := range randomServers(t, 1, 150) {
+		add("random", s, nil)
+	}
+	return files
+}
+
+var (
+	commentsAndStrings = regexp.MustCompile("(?s)/\\*.*?\\*/|\"(?:[^\"\\\\]|\\\\.)*\"|`(?:[^`\\\\]|\\\\.)*`")
+	anyType            = regexp.MustCompile(`\bany\b\s*[^?:\s]`)
+)
+
+// typesMentionAny reports whether TypeScript declarations use the type
+// `any` (outside comments and string literals; a property named any is
+// fine).
+func typesMentionAny(src string) bool {
+	return anyType.MatchString(commentsAndStrings.ReplaceAllString(src, "") + " ;")
+}
+
+// expectations reads `// error` markers: each marked line of a script must
+// have at least one tsc error, and unmarked lines none.
+func expectations(src string) map[int]bool {
+	want := map[int]bool{}
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, "// error") {
+			want[i+1] = true
+		}
+	}
+	return want
+}
+
+func TestTypeScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tsc over the whole corpus")
+	}
+	files := generatedFiles(t)
+	for name, src := range agentScripts {
+		files["scripts/"+name] = src
+	}
+	for name, src := range files {
+		if strings.HasPrefix(name, "scripts/") || name == "codemode.d.ts" {
+			continue
+		}
+		if typesMentionAny(src) {
+			t.Errorf("%s: the declarations use any", name)
+		}
+	}
+	errs := runTSC(t, files)
+	n := 0
+	for _, es := range errs {
+		n += len(es)
+	}
+	t.Logf("tsc checked %d files: %d errors in total", len(files), n)
+
+	for file, es := range errs {
+		if strings.HasPrefix(file, "scripts/") {
+			continue
+		}
+		for i, e := range es {
+			if i == 10 {
+				t.Errorf("%s: … %d more errors", file, len(es)-10)
+				break
+			}
+			t.Errorf("%s(%d): %s: %s", file, e.line, e.code, e.msg)
+		}
+	}
+	var scripts []string
+	for name := range agentScripts {
+		scripts = append(scripts, name)
+	}
+	sort.Strings(scripts)
+	for _, name := range scripts {
+		want := expectations(agentScripts[name])
+		got := map[int][]tscError{}
+		for _, e := range errs["scripts/"+name] {
+			got[e.line] = append(got[e.line], e)
+		}
+		for line := range want {
+			if len(got[line]) == 0 {
+				t.Errorf("scripts/%s:%d: expected a type error, tsc accepted the line", name, line)
+			}
+		}
+		for line, es := range got {
+			if !want[line] {
+				for _, e := range es {
+					t.Errorf("scripts/%s:%d: unexpected %s: %s", name, line, e.code, e.msg)
+				}
+			}
+		}
+	}
+}
+
+// agentScripts are scripts an agent could write against the corpus servers
+// and the standard library, each checked as its own module. Lines marked
+// `// error` must be rejected; all others must type-check.
+var agentScripts = map[string]string{
+	"good.ts": `import * as everything from "@codemode/servers/server-everything";
+import * as memory from "@codemode/servers/server-memory";
+import * as fs from "@codemode/servers/server-filesystem";
+import { searchTools, getTool, listServers, describeServer, listTools, specVersion } from "@codemode/discovery";
+import { CodemodeError, SchemaValidationError, ToolCallError, SandboxLimitError } from "@codemode/errors";
+
+const sum = await everything.get_sum({ a: 1, b: 2 });
+if (typeof sum === "string") console.log(sum.toUpperCase());
+else console.log(sum.content.length, sum.isError);
+const weather = await everything.get_structured_content({ location: "Chicago" });
+const celsius: number = weather.temperature;
+await everything.echo({ message: "hi" });
+await everything.get_env();
+await everything.get_env({});
+await everything.get_resource_links();
+await everything.gzip_file_as_resource({ outputType: "resource" });
+const graph = await memory.read_graph();
+for (const e of graph.entities) console.log(e.name, e.entityType, e.observations.join(","));
+for (const r of graph.relations) console.log(r.from, r.to, r.relationType);
+await memory.create_entities({ entities: [{ name: "a", entityType: "person", observations: [] }] });
+await memory.create_relations({ relations: [{ from: "a", to: "b", relationType: "knows" }] });
+const file = await fs.read_text_file({ path: "/tmp/x", head: 3 });
+console.log(file.content.length);
+await fs.edit_file({ path: "/tmp/x", edits: [{ oldText: "a", newText: "b" }], dryRun: true });
+try {
+  await fs.write_file({ path: "/tmp/y", content: "z" });
+} catch (e) {
+  if (e instanceof SchemaValidationError) console.error(e.path, e.expected, e.received, e.hint, e.exportName);
+  else if (e instanceof ToolCallError) console.error(e.toolName, e.result);
+  else if (e instanceof SandboxLimitError) console.error(e.limit, e.value);
+  else if (e instanceof CodemodeError) console.error(e.hint, e.message);
+}
+const found = await searchTools("github issues", { detail: "full", limit: 3 });
+for (const r of found.results) console.log(r.serverId, r.exportName, r.inputSchema, r.annotations?.readOnlyHint);
+const servers = await listServers();
+const desc = await describeServer(servers[0].serverId);
+console.log(desc.toolCount, specVersion, (await listTools("server-memory", { detail: "name" })).length);
+const tool = await getTool("server-memory", "read_graph");
+console.log(tool.description, everything.__meta__.serverId, everything.__meta__.tools[0].exportName);
+const timer = setTimeout((x: number) => console.debug(x), 10, 1);
+clearTimeout(timer);
+const bytes = new TextEncoder().encode("x");
+console.warn(new TextDecoder().decode(bytes), new URL("https://example.com/?a=1").searchParams.get("a"));
+const params = new URLSearchParams({ q: "x" });
+for (const [k, v] of params) console.log(k, v);
+globalThis.__codemode_result__ = { celsius, entities: graph.entities.length };
+`,
+	"bad.ts": `import * as everything from "@codemode/servers/server-everything";
+import * as memory from "@codemode/servers/server-memory";
+import * as fs from "@codemode/servers/server-filesystem";
+import { no_such_tool } from "@codemode/servers/server-everything"; // error
+await everything.get_sum({ a: "1", b: 2 }); // error
+await everything.echo({}); // error
+await everything.get_structured_content({ location: "Paris" }); // error
+await memory.create_entities({ entities: [{ name: "a", entityType: "person" }] }); // error
+await fs.list_directory_with_sizes({ path: "/", sortBy: "date" }); // error
+await fs.read_text_file("/tmp/x"); // error
+const w = await everything.get_structured_content({ location: "Chicago" });
+const s: string = w.temperature; // error
+const meta: number = everything.__meta__.serverId; // error
+`,
+	"forbidden.ts": `const r = await fetch("https://example.com"); // error
+setInterval(() => {}, 1000); // error
+const m = require("fs"); // error
+console.log(process.env.HOME); // error
+console.info("no info"); // error
+new XMLHttpRequest(); // error
+new WebSocket("wss://x"); // error
+export {};
+`,
+	"global_good.ts": `const sum = await server_everything.get_sum({ a: 1, b: 2 });
+const graph = await server_memory.read_graph();
+console.log(sum, graph.entities.length);
+const file = await server_filesystem.read_text_file({ path: "/x" });
+console.log(file.content);
+export {};
+`,
+	"global_bad.ts": `await server_everything.get_sum({ a: "1", b: 2 }); // error
+await server_memory.create_entities({}); // error
+await server_everything.get_structured_content({ location: "Paris" }); // error
+await server_everything.no_such_tool(); // error
+export {};
+`,
+}
