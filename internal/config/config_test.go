@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestExpansion(t *testing.T) {
 	if len(s.Unresolved) != 1 || s.Unresolved[0] != "UNSET" {
 		t.Fatalf("unresolved = %v", s.Unresolved)
 	}
-	if !contains(s.Secrets, "k-secret-value") || contains(s.Secrets, "fixed") {
+	if !slices.Contains(s.Secrets, "k-secret-value") || slices.Contains(s.Secrets, "fixed") {
 		t.Fatalf("secrets = %v", s.Secrets)
 	}
 }
@@ -72,22 +73,13 @@ func TestSecretsFromHeadersAndNames(t *testing.T) {
 		"s": {"command": "c", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_1234567890", "LOG_LEVEL": "debug-verbose"}}}}`, nil)
 	r, s := c.Servers[0].Secrets, c.Servers[1].Secrets
 	for _, want := range []string{"Bearer literal-token-123", "literal-token-123", "team-abcdefgh"} {
-		if !contains(r, want) {
+		if !slices.Contains(r, want) {
 			t.Errorf("remote secrets %v lack %q", r, want)
 		}
 	}
-	if !contains(s, "ghp_1234567890") || contains(s, "debug-verbose") {
+	if !slices.Contains(s, "ghp_1234567890") || slices.Contains(s, "debug-verbose") {
 		t.Errorf("stdio secrets = %v", s)
 	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Every mistake names the file, the key and the fix.

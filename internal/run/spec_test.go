@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,19 +270,10 @@ globalThis.__codemode_result__ = { meta: __meta__, exports: Object.keys(e).sort(
 	}
 	want := []string{"__meta__", "echo", "get_sum", "get_tiny_image", "trigger_long_running_operation"}
 	for _, w := range want {
-		if !contains(got.Exports, w) {
+		if !slices.Contains(got.Exports, w) {
 			t.Fatalf("exports %v lack %q", got.Exports, w)
 		}
 	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // §5.3.1: a tool without required input is callable with no argument and
@@ -399,10 +391,10 @@ globalThis.__codemode_result__ = out;`)
 		}
 	}
 	json.Unmarshal(res.Result, &got)
-	if !got.Tool.OK || !strings.Contains(got.Tool.Hint, "get_sum") || !contains(got.Tool.Available, "get_sum") {
+	if !got.Tool.OK || !strings.Contains(got.Tool.Hint, "get_sum") || !slices.Contains(got.Tool.Available, "get_sum") {
 		t.Errorf("tool = %+v", got.Tool)
 	}
-	if !got.Server.OK || !strings.Contains(got.Server.Hint, `"everything"`) || !contains(got.Server.Available, "memory-graph") {
+	if !got.Server.OK || !strings.Contains(got.Server.Hint, `"everything"`) || !slices.Contains(got.Server.Available, "memory-graph") {
 		t.Errorf("server = %+v", got.Server)
 	}
 }
