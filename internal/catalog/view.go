@@ -80,6 +80,10 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 		v.mu.Unlock()
 
 		snap, err := v.c.src.Snapshot(ctx, id)
+		var s *Server
+		if err == nil {
+			s = v.c.server(snap)
+		}
 		v.mu.Lock()
 		delete(v.inflight, id)
 		if err != nil {
@@ -89,14 +93,11 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 				v.errs[id] = err
 			}
 		} else {
-			v.servers[id] = v.c.server(snap)
+			v.servers[id] = s
 		}
 		v.mu.Unlock()
 		close(ch)
-		if err != nil {
-			return nil, err
-		}
-		return v.servers[id], nil
+		return s, err
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
 )
 
 // runInputSchema is the §3.2 request. limits stays open: unknown limit keys
@@ -91,7 +92,7 @@ func decodeRequest(raw json.RawMessage) (run.Request, *diag.Diagnostic) {
 func (s *Server) handleRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	r, bad := decodeRequest(req.Params.Arguments)
 	if bad != nil {
-		resp := &run.Response{Logs: nil, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{*bad}, ToolTrace: []run.TraceEntry{}}
+		resp := &run.Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{*bad}, ToolTrace: []run.TraceEntry{}}
 		res := responseResult(resp, "")
 		res.IsError = true
 		return res, nil

@@ -48,7 +48,7 @@ catalog = {servers: [{serverId, serverName, version?, description?}], operations
 		Name:  "execute",
 		Title: "Execute code against MCP tools",
 		Description: `Run an async arrow function, e.g. async () => { const r = await github.search_issues({q: "bug"}); return r.total_count }, and get {logs, result, diagnostics, toolTrace}.
-Each server is a global object named by its id ("-" becomes "_") and also importable from "@codemode/servers/<serverId>"; its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
+Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
 		InputSchema: codeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
 	}, s.handleExecute)

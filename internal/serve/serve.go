@@ -67,6 +67,7 @@ type Server struct {
 	tools     map[string]string          // tool name → description last registered
 	delivered map[string]map[string]bool // session id → servers whose declarations were sent
 	injected  map[form]bool              // whether a description carries every declaration
+	replies   *replyTracker              // over stdio: calls read and not yet answered
 
 	// inflight counts tool calls being served, for graceful shutdown;
 	// draining refuses new ones.
@@ -111,9 +112,11 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 			// its own, and logging goes to stderr.
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		})
+	// Register the tools at once, so that a call made before the first
+	// refresh works; their descriptions are completed by that refresh,
+	// which tools/list waits for. (A client connected by then may receive
+	// one tools/list_changed before it has listed anything.)
 	s.mcp.AddReceivingMiddleware(s.waitForWarmup)
-	// Register the tools at once, with whatever the catalog knows (nothing
-	// yet); the first refresh fills in the descriptions.
 	s.register(nil)
 	return s
 }
@@ -209,13 +212,25 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 // ServeStdio serves one client over stdin and stdout until the client goes
 // away or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+	t := newReplyTracker(&mcp.StdioTransport{})
+	s.mu.Lock()
+	s.replies = t
+	s.mu.Unlock()
+	return s.mcp.Run(ctx, t)
 }
 
 // Drain stops accepting tool calls and waits until those in flight are done
-// or ctx ends.
+// (and, over stdio, answered) or ctx ends.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
+	s.mu.Lock()
+	replies := s.replies
+	s.mu.Unlock()
+	if replies != nil {
+		if err := replies.wait(ctx); err != nil {
+			return err
+		}
+	}
 	done := make(chan struct{})
 	go func() { s.inflight.Wait(); close(done) }()
 	select {

@@ -108,35 +108,45 @@ func (s *Server) context(servers []*catalog.Server, f form) (text string, full b
 	return s.index(servers), false
 }
 
-// index lists server ids and tool names, cut to the index budget; what does
-// not fit is counted, and discovery finds it.
+// index lists every server id with its tool count, then, while the index
+// budget allows, each server's tool names; what does not fit is counted, and
+// discovery finds it.
 func (s *Server) index(servers []*catalog.Server) string {
 	budget := s.cfg.Serve.IndexBudgetTokens
-	head := "Servers and tools (declarations are too large to list; each server's arrive with the first result that imports it, and searchTools/getTool describe any tool):\n"
+	head := "Servers (declarations are too large to list here; a server's arrive with the first result that imports it, and searchTools/getTool describe any tool):\n"
 	used := typegen.CountTokens(head)
+	lines := make([]string, 0, len(servers))
+	shown := len(servers)
+	for i, srv := range servers {
+		line := fmt.Sprintf("%s (%d tools)\n", srv.ID, len(srv.Tools))
+		n := typegen.CountTokens(line)
+		if used+n > budget {
+			shown = i
+			break
+		}
+		used += n
+		lines = append(lines, line)
+	}
+	// Spend what is left on tool names, server by server.
+	for i := 0; i < shown; i++ {
+		srv := servers[i]
+		names := make([]string, len(srv.Tools))
+		for j, t := range srv.Tools {
+			names[j] = t.ExportName
+		}
+		full := fmt.Sprintf("%s (%d tools): %s\n", srv.ID, len(srv.Tools), strings.Join(names, ", "))
+		if extra := typegen.CountTokens(full) - typegen.CountTokens(lines[i]); used+extra <= budget {
+			lines[i] = full
+			used += extra
+		}
+	}
 	var b strings.Builder
 	b.WriteString(head)
-	for i, srv := range servers {
-		line := fmt.Sprintf("%s (%d tools): ", srv.ID, len(srv.Tools))
-		names := make([]string, 0, len(srv.Tools))
-		for _, t := range srv.Tools {
-			names = append(names, t.ExportName)
-		}
-		full := line + strings.Join(names, ", ") + "\n"
-		if n := typegen.CountTokens(full); used+n <= budget {
-			b.WriteString(full)
-			used += n
-			continue
-		}
-		// The tool names do not fit: name the server at least.
-		short := fmt.Sprintf("%s (%d tools)\n", srv.ID, len(srv.Tools))
-		if n := typegen.CountTokens(short); used+n <= budget {
-			b.WriteString(short)
-			used += n
-			continue
-		}
-		fmt.Fprintf(&b, "… and %d more servers (listServers() has them all)\n", len(servers)-i)
-		break
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+	if shown < len(servers) {
+		fmt.Fprintf(&b, "… and %d more servers (listServers() has them all)\n", len(servers)-shown)
 	}
 	return b.String()
 }

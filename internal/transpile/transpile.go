@@ -182,6 +182,10 @@ func try(src, lang string, o Options) (*Output, []api.Message) {
 		// Keep the agent's code as written: no minification, no
 		// tree shaking that could drop a side-effect import.
 		TreeShaking: api.TreeShakingFalse,
+		// An import whose names are all unused (or all types) stays as
+		// `import "x"`: importing a server that does not exist is then
+		// still an IMPORT_FAILURE, and importing one still connects it.
+		TsconfigRaw: `{"compilerOptions":{"importsNotUsedAsValues":"preserve"}}`,
 	})
 	if len(r.Errors) > 0 {
 		return nil, r.Errors
@@ -209,8 +213,14 @@ func syntaxDiagnostics(msgs []api.Message, file string, shift int) []diag.Diagno
 				col -= shift
 			}
 			d.Path = fmt.Sprintf("%s:%d:%d", file, loc.Line, max(col, 1))
-			if loc.LineText != "" {
-				d.Message = fmt.Sprintf("%s\n  %d | %s", m.Text, loc.Line, strings.TrimRight(loc.LineText, " \t"))
+			if text := loc.LineText; text != "" {
+				if loc.Line == 1 && shift <= len(text) {
+					text = text[shift:] // the wrapper is ours, not the agent's
+				}
+				d.Message = fmt.Sprintf("%s\n  %d | %s", m.Text, loc.Line, strings.TrimRight(text, " \t"))
+				if shift > 0 && startsWithWord(strings.TrimSpace(text), "import") {
+					d.Hint = `this tool runs the code inside a function, where import declarations are not allowed: use the server's global object, or await import("@codemode/servers/<serverId>")`
+				}
 			}
 			if loc.Suggestion != "" {
 				d.Hint = fmt.Sprintf("replace it with %q", loc.Suggestion)
@@ -224,6 +234,19 @@ func syntaxDiagnostics(msgs []api.Message, file string, shift int) []diag.Diagno
 		out = append(out, d)
 	}
 	return out
+}
+
+// startsWithWord reports whether s begins with the word w followed by a
+// non-identifier character (an error line that starts a declaration).
+func startsWithWord(s, w string) bool {
+	if !strings.HasPrefix(s, w) {
+		return false
+	}
+	if len(s) == len(w) {
+		return true
+	}
+	c := s[len(w)]
+	return !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
 }
 
 func hintFor(text string) string {

@@ -87,3 +87,22 @@ func TestCall(t *testing.T) {
 		t.Fatal(out.Code)
 	}
 }
+
+func TestImportInsideFunctionForm(t *testing.T) {
+	_, diags := Module("import { get_sum } from \"@codemode/servers/everything\";\nreturn await get_sum({ a: 1, b: 2 });", Body())
+	if len(diags) == 0 || !strings.Contains(diags[0].Hint, "await import(") || strings.Contains(diags[0].Message, "__codemode_result__") {
+		t.Fatalf("got %+v", diags)
+	}
+}
+
+func TestUnusedImportIsKept(t *testing.T) {
+	out, diags := Module(`import { nope } from "@codemode/servers/github";
+import type { SearchResults } from "@codemode/discovery";
+const x: SearchResults | null = null;`, nil)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if !strings.Contains(out.Code, `import "@codemode/servers/github"`) || strings.Contains(out.Code, "@codemode/discovery") {
+		t.Fatalf("imports:\n%s", out.Code)
+	}
+}

@@ -1,0 +1,185 @@
+// A scripted MCP client built on the official TypeScript SDK, driven by the
+// Go end-to-end tests of `codemode serve`.
+//
+//   node client.mjs '<plan JSON>'
+//
+// The SDK is loaded from $CODEMODE_TEST_SDK (the dist/esm directory of
+// @modelcontextprotocol/sdk in testdata/npm), since this file does not live
+// under that node_modules tree.
+//
+// plan = {
+//   connect: {transport: "stdio", command, args, env?, cwd?}
+//          | {transport: "http", url, headers?},
+//   steps: [step, ...]
+// }
+// step = {op: "list"}                          → tools/list result
+//      | {op: "call", name, arguments?, timeoutMs?} → tools/call result, or {error}
+//      | {op: "parallel", steps: [...]}        → array of the steps' outputs
+//      | {op: "sequence", steps: [...]}        → array of the steps' outputs
+//      | {op: "sleep", ms}                     → null
+//      | {op: "mark", text}                    → writes "@@MARK <text>" on stderr
+//      | {op: "waitStdin"}                     → waits for one line on stdin
+//      | {op: "waitListChanged", timeoutMs}    → {received: n}: waits for a
+//            notifications/tools/list_changed not yet consumed
+//      | {op: "waitListed", text, timeoutMs} → {notifications, found, list}:
+//            after each list_changed notification, lists the tools again
+//            until their JSON contains text
+//      | {op: "info"}                          → {serverVersion, capabilities, instructions}
+//      | {op: "close"}                         → closes the client
+//
+// Output: one JSON line on stdout, {results: [...], listChanged: n}. A step
+// that fails for a protocol reason yields {error: message}; a failure to
+// connect prints {fatal: message} and exits 1.
+import { pathToFileURL } from "node:url";
+import { createInterface } from "node:readline";
+
+const sdk = process.env.CODEMODE_TEST_SDK;
+if (!sdk) {
+  console.log(JSON.stringify({ fatal: "CODEMODE_TEST_SDK is not set" }));
+  process.exit(1);
+}
+const load = (p) => import(pathToFileURL(`${sdk}/${p}`).href);
+const { Client } = await load("client/index.js");
+const { StdioClientTransport } = await load("client/stdio.js");
+const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+const { ToolListChangedNotificationSchema } = await load("types.js");
+
+const plan = JSON.parse(process.argv[2]);
+
+let listChanged = 0;
+let consumed = 0;
+let waiters = [];
+const client = new Client({ name: "codemode-e2e-ts", version: "1.0.0" }, { capabilities: {} });
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  listChanged++;
+  const w = waiters;
+  waiters = [];
+  w.forEach((f) => f());
+});
+
+let transport;
+const c = plan.connect;
+if (c.transport === "stdio") {
+  transport = new StdioClientTransport({
+    command: c.command,
+    args: c.args ?? [],
+    env: { ...process.env, ...(c.env ?? {}) },
+    cwd: c.cwd,
+    // Piped and forwarded rather than inherited, so that a server slow to
+    // exit does not hold our stderr open after we are gone.
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (d) => process.stderr.write(d));
+} else {
+  transport = new StreamableHTTPClientTransport(new URL(c.url), {
+    requestInit: { headers: c.headers ?? {} },
+  });
+}
+
+try {
+  await client.connect(transport);
+} catch (e) {
+  console.log(JSON.stringify({ fatal: `connect: ${e?.message ?? e}` }));
+  process.exit(1);
+}
+
+let stdinLines;
+function nextStdinLine() {
+  if (!stdinLines) {
+    const rl = createInterface({ input: process.stdin });
+    const queue = [];
+    const pending = [];
+    rl.on("line", (l) => (pending.length ? pending.shift()(l) : queue.push(l)));
+    stdinLines = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => pending.push(r)));
+  }
+  return stdinLines();
+}
+
+const errOf = (e) => ({ error: String(e?.message ?? e), code: e?.code });
+
+async function step(s) {
+  switch (s.op) {
+    case "list":
+      try {
+        return await client.listTools();
+      } catch (e) {
+        return errOf(e);
+      }
+    case "call":
+      try {
+        return await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, {
+          timeout: s.timeoutMs ?? 60000,
+        });
+      } catch (e) {
+        return errOf(e);
+      }
+    case "parallel":
+      return await Promise.all(s.steps.map(step));
+    case "sequence": {
+      const out = [];
+      for (const x of s.steps) out.push(await step(x));
+      return out;
+    }
+    case "sleep":
+      await new Promise((r) => setTimeout(r, s.ms));
+      return null;
+    case "mark":
+      process.stderr.write(`@@MARK ${s.text}\n`);
+      return null;
+    case "waitStdin":
+      return await nextStdinLine();
+    case "waitListChanged": {
+      const deadline = Date.now() + (s.timeoutMs ?? 10000);
+      while (listChanged <= consumed && Date.now() < deadline) {
+        await new Promise((r) => {
+          waiters.push(r);
+          setTimeout(r, Math.max(0, deadline - Date.now()));
+        });
+      }
+      const n = listChanged - consumed;
+      consumed = listChanged;
+      return { received: n };
+    }
+    case "waitListed": {
+      // Waits for notifications/tools/list_changed; after each, lists the
+      // tools again, until the JSON of the list contains s.text.
+      const deadline = Date.now() + (s.timeoutMs ?? 10000);
+      let notifications = 0;
+      while (Date.now() < deadline) {
+        while (listChanged <= consumed && Date.now() < deadline) {
+          await new Promise((r) => {
+            waiters.push(r);
+            setTimeout(r, Math.max(0, deadline - Date.now()));
+          });
+        }
+        if (listChanged <= consumed) break;
+        notifications += listChanged - consumed;
+        consumed = listChanged;
+        const list = await client.listTools();
+        if (JSON.stringify(list).includes(s.text)) return { notifications, found: true, list };
+      }
+      return { notifications, found: false };
+    }
+    case "info":
+      return {
+        serverVersion: client.getServerVersion(),
+        capabilities: client.getServerCapabilities(),
+        instructions: client.getInstructions(),
+      };
+    case "close":
+      await client.close();
+      return null;
+    default:
+      return { error: `unknown op ${s.op}` };
+  }
+}
+
+const results = [];
+const t0 = Date.now();
+for (const s of plan.steps) {
+  results.push(await step(s));
+  if (process.env.E2E_TRACE) process.stderr.write(`@@STEP ${s.op} ${s.name ?? ""} done at ${Date.now() - t0}ms\n`);
+}
+await client.close().catch(() => {});
+// Exit only once stdout is flushed: a pipe is written asynchronously.
+process.stdout.write(JSON.stringify({ results, listChanged }) + "\n", () => process.exit(0));

@@ -1,0 +1,250 @@
+package serve_test
+
+// What `tools/list` costs a model with codemode in front of real servers,
+// against listing the servers' tools directly. Every *.tools.json of
+// testdata/corpus is served, in process, by a go-sdk server that lists the
+// recorded tools with their raw schemas (and answers every call with an
+// error); server-everything is the real npm process.
+//
+//	go test -run TestTokensToolsListTable -v ./internal/serve
+//	go test -run '^$' -bench TokensToolsList ./internal/serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/serve"
+	"github.com/codemode-mcp/codemode/internal/testutil"
+	"github.com/codemode-mcp/codemode/internal/typegen"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+// toolsListTarget is the issue's budget for the default surface's whole
+// tools/list with every corpus catalog and server-everything connected.
+const toolsListTarget = 1000
+
+// corpusNames lists testdata/corpus/*.tools.json by server name.
+func corpusNames(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "corpus", "*.tools.json"))
+	if err != nil || len(files) < 21 {
+		tb.Fatalf("expected at least 21 corpus catalogs, found %d (%v)", len(files), err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".tools.json"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// recordedServer serves a corpus catalog: the recorded tools, raw schemas,
+// and calls that fail.
+func recordedServer(tb testing.TB, name string) *mcp.Server {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "corpus", name+".tools.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var list struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "recorded"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	for _, tool := range list.Tools {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					tb.Fatalf("%s: tool %q cannot be served: %v", name, tool.Name, r)
+				}
+			}()
+			s.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: name + " is a recorded catalog: its tools cannot be called"}}}, nil
+			})
+		}()
+	}
+	return s
+}
+
+// tokenSetup is a gateway, in process, in front of some servers.
+type tokenSetup struct {
+	mgr     *upstream.Manager
+	cfg     *config.Config
+	classic int // tokens of listing every server's tools directly
+	tools   int
+}
+
+// newTokenSetup connects corpus catalogs (by name) and, if everything is
+// set, the real server-everything.
+func newTokenSetup(tb testing.TB, corpus []string, everything bool) *tokenSetup {
+	tb.Helper()
+	var servers []config.Server
+	inmem := map[string]*mcp.Server{}
+	for _, n := range corpus {
+		servers = append(servers, config.Server{Name: n, Transport: config.Stdio, Command: "recorded"})
+	}
+	if everything {
+		servers = append(servers, testutil.Everything(tb, "everything"))
+	}
+	cfg := testutil.Config(servers...)
+	for i, n := range corpus {
+		inmem[cfg.Servers[i].ID] = recordedServer(tb, n)
+	}
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(inmem), Logger: slog.New(slog.DiscardHandler)})
+	tb.Cleanup(func() { mgr.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	snaps, failed := mgr.SnapshotAll(ctx)
+	if len(failed) > 0 {
+		tb.Fatalf("upstreams failed: %v", failed)
+	}
+	// The classic cost: one tools/list result per server, as a client
+	// connected to each would receive it.
+	st := &tokenSetup{mgr: mgr, cfg: cfg}
+	for _, s := range cfg.Servers {
+		b, err := json.Marshal(&mcp.ListToolsResult{Tools: snaps[s.ID].Tools})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		st.classic += typegen.CountTokens(string(b))
+		st.tools += len(snaps[s.ID].Tools)
+	}
+	return st
+}
+
+// gateway serves st's servers with surfaces and returns a connected client.
+func (st *tokenSetup) gateway(tb testing.TB, surfaces ...string) *mcp.ClientSession {
+	tb.Helper()
+	cfg := *st.cfg
+	cfg.Serve.Surfaces = surfaces
+	r := run.New(&cfg, catalog.New(st.mgr), st.mgr, nil)
+	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	srv.Start(ctx)
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(ctx, stt, nil); err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listTokens is the o200k_base token count of the JSON of a tools/list
+// result.
+func listTokens(tb testing.TB, cs *mcp.ClientSession) (int, *mcp.ListToolsResult) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return typegen.CountTokens(string(b)), res
+}
+
+// The issue's target: with the 21 corpus catalogs and server-everything
+// connected, the default surface's whole tools/list costs at most 1,000
+// tokens.
+func TestTokensToolsListTarget(t *testing.T) {
+	t.Parallel()
+	st := newTokenSetup(t, corpusNames(t), true)
+	n, res := listTokens(t, st.gateway(t, "run"))
+	t.Logf("default surface tools/list: %d tokens for %d servers (%d tools) whose own tools/list results cost %d tokens", n, len(st.cfg.Servers), st.tools, st.classic)
+	if n > toolsListTarget {
+		desc := res.Tools[0].Description
+		t.Errorf("the default surface's tools/list costs %d tokens, above the target of %d (description: %d tokens, of which the server index %d)",
+			n, toolsListTarget, typegen.CountTokens(desc), typegen.CountTokens(desc[max(strings.Index(desc, "Servers and tools"), 0):]))
+	}
+	// The index has room for every server's id (22 ids cost about 150
+	// tokens); spending it on some servers' tool names first leaves others,
+	// the real server-everything among them, unnamed.
+	t.Run("index names every server", func(t *testing.T) {
+		desc := res.Tools[0].Description
+		var missing []string
+		for _, s := range st.cfg.Servers {
+			if !strings.Contains(desc, "\n"+s.ID+" (") {
+				missing = append(missing, s.ID)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("the run tool's description does not name %d of %d connected servers: %q\n%s", len(missing), len(st.cfg.Servers), missing,
+				desc[max(strings.Index(desc, "Servers and tools"), 0):])
+		}
+	})
+}
+
+// TestTokensToolsListTable logs the figures of docs/BENCHMARKS.md: each
+// server alone behind the default surface, then all of them, then the other
+// surfaces with all of them.
+func TestTokensToolsListTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server-everything twice")
+	}
+	t.Parallel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| servers | tools | direct tools/list tokens | codemode tools/list tokens (run surface) | ratio |\n|---|---:|---:|---:|---:|\n")
+	row := func(name string, st *tokenSetup, n int) {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f%% |\n", name, st.tools, st.classic, n, 100*float64(n)/float64(st.classic))
+	}
+	for _, name := range corpusNames(t) {
+		st := newTokenSetup(t, []string{name}, false)
+		n, _ := listTokens(t, st.gateway(t, "run"))
+		row(name, st, n)
+	}
+	st := newTokenSetup(t, nil, true)
+	n, _ := listTokens(t, st.gateway(t, "run"))
+	row("everything (the real npm server)", st, n)
+
+	all := newTokenSetup(t, corpusNames(t), true)
+	n, _ = listTokens(t, all.gateway(t, "run"))
+	row("**all 21 corpus catalogs + everything**", all, n)
+	fmt.Fprintf(&b, "\nOther surfaces, all servers connected:\n\n| surface | tools/list tokens |\n|---|---:|\n")
+	for _, s := range []string{"search-execute", "files", "emceepee"} {
+		n, _ := listTokens(t, all.gateway(t, s))
+		fmt.Fprintf(&b, "| %s | %d |\n", s, n)
+	}
+	t.Log(b.String())
+}
+
+// BenchmarkTokensToolsList measures tools/list of the default surface with
+// every corpus catalog and server-everything connected, and reports its
+// tokens and those of listing the same tools directly.
+func BenchmarkTokensToolsList(b *testing.B) {
+	st := newTokenSetup(b, corpusNames(b), true)
+	cs := st.gateway(b, "run")
+	n, _ := listTokens(b, cs)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n), "tokens")
+	b.ReportMetric(float64(st.classic), "direct-tokens")
+	b.ReportMetric(100*float64(n)/float64(st.classic), "%-of-direct")
+}
