@@ -16,12 +16,13 @@ func BenchmarkHandlerTool(b *testing.B) {
 	r.cfg.DefaultLimits.MaxToolCalls = 1 << 30
 	v := newView(r, r.cfg.DefaultLimits, Extra{})
 	ctx := context.Background()
-	payload := json.RawMessage(`["calc","add",{"a":1,"b":2}]`)
-	if _, err := v.handle(ctx, "tool", payload); err != nil {
+	payload := json.RawMessage(`{"a":1,"b":2}`)
+	op := toolOp("calc", "add")
+	if _, err := v.handle(ctx, op, payload); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		v.handle(ctx, "tool", payload)
+		v.handle(ctx, op, payload)
 	}
 }

@@ -55,14 +55,15 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 func ServerModuleSource(s *catalog.Server) string {
 	var b strings.Builder
 	b.WriteString(`import { call, freeze, deepFreeze } from "@codemode/internal";` + "\n")
-	fmt.Fprintf(&b, "const S = %s;\n", jsString(s.ID))
 	var exports []string
 	for i, t := range s.Tools {
-		// The object literal gives each function the export name as its
-		// .name, for readable stack traces; arguments.length tells "no
-		// argument" from an explicit undefined (§5.3.1).
-		fmt.Fprintf(&b, "const t%d = freeze({ %s: function (input) { return call(\"tool\", arguments.length === 0 ? [S, %s] : [S, %s, input]); } }[%s]);\n",
-			i, jsString(t.ExportName), jsString(t.Name), jsString(t.Name), jsString(t.ExportName))
+		// Each binding calls the host with its route in the operation name,
+		// so that only the input goes through JSON. The object literal gives
+		// the function the export name as its .name, for readable stack
+		// traces; arguments.length tells "no argument" from an explicit
+		// undefined (§5.3.1).
+		fmt.Fprintf(&b, "const t%d = freeze({ %s: function (input) { return arguments.length === 0 ? call(%s) : call(%s, input); } }[%s]);\n",
+			i, jsString(t.ExportName), jsString(toolOp(s.ID, t.Name)), jsString(toolOp(s.ID, t.Name)), jsString(t.ExportName))
 		exports = append(exports, fmt.Sprintf("t%d as %s", i, t.ExportName))
 	}
 	meta := map[string]any{"serverId": s.ID, "serverName": s.Name, "tools": metaTools(s)}
@@ -108,11 +109,18 @@ export const getTool = freeze(function getTool(serverId, toolName) { return call
 export const searchTools = freeze(function searchTools(query, options) { return call("discovery.searchTools", [query, options]); });
 `
 
+// toolOp is the host operation of one tool's binding: "tool", the server id
+// and the tool name, NUL-separated (neither can contain NUL: ids are
+// [a-z0-9-], and the SDK refuses tool names with control characters).
+func toolOp(serverID, tool string) string { return "tool\x00" + serverID + "\x00" + tool }
+
 // handle serves the sandbox's host operations.
 func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error) {
+	if route, ok := strings.CutPrefix(op, "tool\x00"); ok {
+		serverID, name, _ := strings.Cut(route, "\x00")
+		return v.CallTool(ctx, serverID, name, payload)
+	}
 	switch op {
-	case "tool":
-		return v.tool(ctx, payload)
 	case "discovery.listServers":
 		return v.listServers(ctx)
 	case "discovery.describeServer":

@@ -16,24 +16,6 @@ import (
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
-// tool serves one call of a server module binding: payload is
-// [serverId, toolName] or [serverId, toolName, input].
-func (v *View) tool(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
-	var p []json.RawMessage
-	if err := json.Unmarshal(payload, &p); err != nil || len(p) < 2 {
-		return nil, fmt.Errorf("malformed tool call payload")
-	}
-	var serverID, name string
-	if json.Unmarshal(p[0], &serverID) != nil || json.Unmarshal(p[1], &name) != nil {
-		return nil, fmt.Errorf("malformed tool call payload")
-	}
-	var input json.RawMessage
-	if len(p) > 2 {
-		input = p[2]
-	}
-	return v.CallTool(ctx, serverID, name, input)
-}
-
 // CallTool runs one tool call the way a binding does: count it against
 // maxToolCalls, look the tool up (by canonical or export name), validate the
 // input against its inputSchema, call it, record it in the trace and unwrap

@@ -306,7 +306,7 @@ func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, 
 			err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "internal error in host operation %q: %v", op, p)
 		}
 	}()
-	data, err = r.opts.Handle(r.opCtx, op, payload)
+	data, err = r.opts.Handle(r.opCtx, op, payload) // payload may be empty: no argument
 	if err == nil && !json.Valid(data) {
 		err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "host operation %q returned invalid JSON", op)
 	}

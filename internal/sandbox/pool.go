@@ -3,6 +3,7 @@ package sandbox
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,9 +12,10 @@ import (
 // cost). A VM leaves the pool once and is closed after its run: no VM ever
 // serves two runs (§1.4).
 type vmPool struct {
-	ready  chan *qjsVM
-	closeQ chan vm
-	start  sync.Once
+	ready   chan *qjsVM
+	closeQ  chan vm
+	closing atomic.Bool // the closer is closing a VM
+	start   sync.Once
 }
 
 var pool = &vmPool{
@@ -39,7 +41,9 @@ func (p *vmPool) init() {
 		}()
 		go func() {
 			for v := range p.closeQ {
+				p.closing.Store(true)
 				v.close()
+				p.closing.Store(false)
 			}
 		}()
 	})
@@ -66,18 +70,13 @@ func (p *vmPool) discard(v vm) {
 	}
 }
 
-// waitReady blocks until n prepared VMs are waiting (at most the pool's
-// capacity), for benchmarks that measure a run's latency apart from the
-// cost of preparing its VM.
-func (p *vmPool) waitReady(n int) {
-	p.init()
-	n = min(n, cap(p.ready))
-	for len(p.ready) < n {
+// WarmPool blocks until the pool is full and the VMs of earlier runs are
+// closed: the state of a gateway between requests. Runs never wait for it;
+// benchmarks call it to measure a run apart from the preparing and closing
+// of VMs, which happen off the request path.
+func WarmPool() {
+	pool.init()
+	for len(pool.ready) < cap(pool.ready) || len(pool.closeQ) > 0 || pool.closing.Load() {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
-
-// WarmPool blocks until the pool holds a prepared VM for the next run. Runs
-// never wait for it; benchmarks call it to measure a run apart from the
-// creation of its VM, which happens off the request path.
-func WarmPool() { pool.waitReady(1) }

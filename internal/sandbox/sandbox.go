@@ -33,8 +33,9 @@ import (
 )
 
 // Handler performs one async host operation requested by JavaScript through
-// the internal module's call(op, payload). It runs on its own goroutine; ctx
-// is cancelled when the run ends, early or not. A returned *diag.Error is
+// the internal module's call(op, payload). payload is the JSON of the value
+// passed, or empty when call got none. It runs on a worker goroutine; ctx is
+// cancelled when the run ends, early or not. A returned *diag.Error is
 // thrown into the script as an instance of its @codemode/errors class; any
 // other error as a CodemodeError.
 type Handler func(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error)

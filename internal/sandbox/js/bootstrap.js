@@ -176,29 +176,34 @@
     return new PromiseC(function (_, reject) { reject(e); });
   }
   // call starts an async host operation; the host settles it on the event
-  // loop through settle(). payload must be JSON data.
+  // loop through settle(). payload must be JSON data; a call without one
+  // sends the host an empty payload ("no argument", which §5.3.1 tells apart
+  // from an explicit value).
   function call(op, payload) {
-    let body;
-    try {
-      // The envelope array is serialised element by element, so that an
-      // Array.prototype.toJSON planted by agent code cannot reroute the
-      // call to another server or tool.
-      if (ArrayIsArray(payload)) {
-        body = "[";
-        for (let i = 0; i < payload.length; i++) {
-          const x = stringify(payload[i]);
-          body += (i > 0 ? "," : "") + (x === undefined ? "null" : x);
+    let body = "";
+    if (arguments.length > 1) {
+      try {
+        // An array is serialised element by element, so that an
+        // Array.prototype.toJSON planted by agent code cannot rewrite the
+        // arguments of a discovery call wholesale.
+        if (ArrayIsArray(payload)) {
+          body = "[";
+          for (let i = 0; i < payload.length; i++) {
+            const x = stringify(payload[i]);
+            body += (i > 0 ? "," : "") + (x === undefined ? "null" : x);
+          }
+          body += "]";
+        } else {
+          body = stringify(payload);
+          if (body === undefined) body = "null";
         }
-        body += "]";
-      } else {
-        body = stringify(payload);
+      } catch (e) {
+        return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
       }
-    } catch (e) {
-      return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
     }
     const id = ++callSeq;
     try {
-      H.call(id, StringC(op), body === undefined ? "null" : body); // throws past the pending-operation limit
+      H.call(id, StringC(op), body); // throws past the pending-operation limit
     } catch (e) {
       return rejected(new classes.SandboxLimitError(safeMessage(e), { hint: "await host calls (tool calls) before starting more", limit: "pendingOperations" }));
     }
