@@ -49,30 +49,34 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 }
 
 // ServerModuleSource generates the JavaScript of @codemode/servers/<id>: one
-// frozen async function per tool and a deep-frozen __meta__ (§5.1, §5.2).
-// Local names are generated (t0, t1, …) and exported under the §6.1 names,
-// because an export name may be a word that cannot name a local binding.
+// frozen async function per tool, made by the internal bindTools, and a
+// deep-frozen __meta__ (§5.1, §5.2). Local names are generated (t0, t1, …)
+// and exported under the §6.1 names, because an export name may be a word
+// that cannot name a local binding. Each binding's host operation carries
+// its route (see toolOp), so only the input crosses as JSON.
 func ServerModuleSource(s *catalog.Server) string {
-	var b strings.Builder
-	b.WriteString(`import { call, freeze, deepFreeze } from "@codemode/internal";` + "\n")
-	var exports []string
+	ops := make([]string, len(s.Tools))
+	names := make([]string, len(s.Tools))
+	locals := make([]string, len(s.Tools))
+	exports := make([]string, 0, len(s.Tools)+1)
 	for i, t := range s.Tools {
-		// Each binding calls the host with its route in the operation name,
-		// so that only the input goes through JSON. The object literal gives
-		// the function the export name as its .name, for readable stack
-		// traces; arguments.length tells "no argument" from an explicit
-		// undefined (§5.3.1).
-		fmt.Fprintf(&b, "const t%d = freeze({ %s: function (input) { return arguments.length === 0 ? call(%s) : call(%s, input); } }[%s]);\n",
-			i, jsString(t.ExportName), jsString(toolOp(s.ID, t.Name)), jsString(toolOp(s.ID, t.Name)), jsString(t.ExportName))
+		ops[i] = toolOp(s.ID, t.Name)
+		names[i] = t.ExportName
+		locals[i] = fmt.Sprintf("t%d", i)
 		exports = append(exports, fmt.Sprintf("t%d as %s", i, t.ExportName))
 	}
+	opsJSON, _ := json.Marshal(ops)
+	namesJSON, _ := json.Marshal(names)
 	meta := map[string]any{"serverId": s.ID, "serverName": s.Name, "tools": metaTools(s)}
 	if ver := s.Version(); ver != "" {
 		meta["serverVersion"] = ver
 	}
-	mb, _ := json.Marshal(meta)
-	fmt.Fprintf(&b, "const __meta__ = deepFreeze(%s);\n", mb)
+	metaJSON, _ := json.Marshal(meta)
 	exports = append(exports, "__meta__")
+	var b strings.Builder
+	b.WriteString(`import { bindTools, deepFreeze } from "@codemode/internal";` + "\n")
+	fmt.Fprintf(&b, "const [%s] = bindTools(%s, %s);\n", strings.Join(locals, ", "), opsJSON, namesJSON)
+	fmt.Fprintf(&b, "const __meta__ = deepFreeze(%s);\n", metaJSON)
 	fmt.Fprintf(&b, "export { %s };\n", strings.Join(exports, ", "))
 	return b.String()
 }

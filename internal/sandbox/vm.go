@@ -70,6 +70,7 @@ export const call = h.call;
 export const classes = h.classes;
 export const freeze = h.freeze;
 export const deepFreeze = h.deepFreeze;
+export const bindTools = h.bindTools;
 `
 
 const errorsModule = `import { classes } from "@codemode/internal";

@@ -918,6 +918,25 @@
   internal.call = call;
   internal.classes = classes;
   internal.freeze = freeze;
+  // bindTools makes the async functions of a server module, one per tool:
+  // ops[i] is the host operation of tool i, names[i] its export name (the
+  // function's .name). A call without an argument sends no payload, so that
+  // the host can tell it from an explicit undefined (§5.3.1). Generating
+  // this loop's result here, rather than one function per tool in each
+  // module's source, keeps a module of hundreds of tools cheap to compile.
+  internal.bindTools = function bindTools(ops, names) {
+    const out = [];
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      const name = names[i];
+      const holder = create(null);
+      holder[name] = function (input) {
+        return arguments.length === 0 ? call(op) : call(op, input);
+      };
+      out[i] = freeze(holder[name]);
+    }
+    return out;
+  };
   internal.deepFreeze = function deepFreeze(v) {
     if (v !== null && typeof v === "object") {
       const ks = objectKeys(v);
