@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,7 +74,8 @@ func BenchmarkRunInMemory100Parallel(b *testing.B) {
 // server-everything over stdio.
 func BenchmarkRunEverythingStdio2Calls(b *testing.B) {
 	cfg := testutil.Config(testutil.Everything(b, "everything"))
-	m := upstream.New(cfg.Servers, nil)
+	// The server's stderr would interleave with the benchmark output.
+	m := upstream.New(cfg.Servers, &upstream.Options{Logger: slog.New(slog.DiscardHandler)})
 	b.Cleanup(func() { m.Close() })
 	r := New(cfg, catalog.New(m), m, nil)
 	benchRun(b, r, `import { get_sum } from "@codemode/servers/everything";
