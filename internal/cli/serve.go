@@ -66,7 +66,11 @@ func (e *env) serve(args []string) int {
 	defer stop()
 	srv.Start(serveCtx)
 	go func() {
-		<-e.ctx.Done()
+		select {
+		case <-e.ctx.Done():
+		case <-serveCtx.Done():
+			return // the client went away; nothing to drain
+		}
 		g.log.Info("shutting down: finishing runs in flight", "grace", grace)
 		dctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()

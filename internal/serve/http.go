@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -55,7 +56,7 @@ func isLoopback(host string) bool {
 // Handler serves MCP over Streamable HTTP at /mcp.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: s.log})
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn})})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(o, h))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -107,7 +107,9 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: s.instructions(),
-			Logger:       s.log,
+			// The SDK narrates every session at Info; only its warnings
+			// are worth a line on stderr.
+			Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 			// Tools only: the gateway offers no resources or prompts of
 			// its own, and logging goes to stderr.
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -265,3 +267,18 @@ func sessionID(req *mcp.CallToolRequest) string {
 	}
 	return req.Session.ID()
 }
+
+// minLevel drops records below a level before they reach the handler.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(a), h.min}
+}
+func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
