@@ -21,7 +21,7 @@ func (s *Server) instructions() string {
 
 // sandboxDoc describes the language and globals, shared by every surface
 // that runs code.
-const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch and any network, setInterval, require, process, eval, new Function. Each call gets a fresh sandbox.`
+const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch and any network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Each call gets a fresh sandbox.`
 
 // unwrapDoc is §5.3.2.
 const unwrapDoc = `A tool returns its structuredContent if it has one, else a single text block as a string, else the whole MCP result ({content:[...]}; images and audio as base64).`
@@ -54,7 +54,7 @@ Discover: import { listServers, describeServer, listTools, getTool, searchTools 
 `)
 	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
 	b.WriteString(limitsDoc(s.cfg) + "\n")
-	b.WriteString("requestedCapabilities (optional): server ids to connect before the script starts; unavailable ones are reported.\n")
+	b.WriteString("requestedCapabilities (optional): server ids to connect first; unavailable ones are reported.\n")
 	b.WriteString("Use Promise.all for independent calls. Aggregate and filter in code; log summaries, not dumps.\n")
 	b.WriteString(context)
 	return b.String()

@@ -34,7 +34,7 @@ func (s *Server) registerRun(servers []*catalog.Server) {
 		Title:       "Run code against MCP tools",
 		Description: s.runDescription(ctx),
 		InputSchema: runInputSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "Run code", OpenWorldHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)},
 	}, s.handleRun)
 }
 
