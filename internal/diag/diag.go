@@ -11,6 +11,7 @@ package diag
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity of a diagnostic.
@@ -132,4 +133,23 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// MaxMessageBytes bounds the message of one diagnostic. A script can throw
+// an Error whose message is megabytes long; the response must stay small
+// whatever it throws.
+const MaxMessageBytes = 4096
+
+// Truncate cuts s to at most n bytes without splitting a UTF-8 character,
+// and says how much it cut: a reader must never mistake a clipped message
+// for the whole.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d more bytes]", len(s)-cut)
 }

@@ -83,6 +83,10 @@ func Identifier(toolName string) string {
 	return id
 }
 
+// MetaExport is the export of every server module that describes the server
+// (§5.2); no tool may take its name.
+const MetaExport = "__meta__"
+
 // ExportNames maps every tool name to its export identifier (§6.1). Tools are
 // ordered by canonical name (byte order) before names are assigned, so the
 // first in that order keeps the clean name and later ones get `__2`, `__3`, …
@@ -92,11 +96,15 @@ func Identifier(toolName string) string {
 // A suffixed name can itself collide with a clean one (tools "a__2", "a" and
 // "a-"): the suffix counter then moves on until the name is free, so the
 // mapping is always injective.
+//
+// [MetaExport] is taken before any tool: every server module exports it, so
+// a tool named "__meta__" collides with it and becomes "__meta____2".
 func ExportNames(toolNames []string) map[string]string {
 	sorted := append([]string(nil), toolNames...)
 	sort.Strings(sorted)
 	out := make(map[string]string, len(sorted))
-	taken := make(map[string]bool, len(sorted))
+	taken := make(map[string]bool, len(sorted)+1)
+	taken[MetaExport] = true
 	// Clean names are claimed first, in canonical order, so that a tool whose
 	// clean name is literally "x__2" keeps it rather than losing it to the
 	// second tool that sanitises to "x".

@@ -47,6 +47,15 @@ func TestExportNamesLiteralSuffixKeepsCleanName(t *testing.T) {
 	}
 }
 
+func TestExportNamesMetaIsTaken(t *testing.T) {
+	// A tool literally named "__meta__" must not shadow the module's
+	// description export: it collides and takes the first suffix.
+	got := ExportNames([]string{"__meta__", "ok"})
+	if got["__meta__"] != "__meta____2" || got["ok"] != "ok" {
+		t.Fatalf("got %v", got)
+	}
+}
+
 func TestServerIDs(t *testing.T) {
 	got := ServerIDs([]string{"Memory_Graph", "memory graph", "GitHub", "--x--", "___", "memory-graph"})
 	want := []string{"memory-graph", "memory-graph--2", "github", "x", "server", "memory-graph--3"}
@@ -75,6 +84,9 @@ func FuzzExportNames(f *testing.F) {
 			}
 			if !identRE.MatchString(id) || reserved[id] {
 				t.Fatalf("ExportNames(%q) = %q: not a valid identifier", n, id)
+			}
+			if id == MetaExport {
+				t.Fatalf("ExportNames(%q) = %q: collides with the module's own export", n, id)
 			}
 			if other, dup := seen[id]; dup && other != n {
 				t.Fatalf("%q and %q both map to %q", other, n, id)

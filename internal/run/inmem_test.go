@@ -132,7 +132,7 @@ globalThis.__codemode_result__ = { meta: __meta__.tools.length, listed: (await l
 // collisions in alphabetical order, all reflected in __meta__ and callable.
 func TestExportNameMapping(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "names"}, nil)
-	for _, name := range []string{"a_b", "a-b", "a.b", "123go", "export", "enum"} {
+	for _, name := range []string{"a_b", "a-b", "a.b", "123go", "export", "enum", "__meta__"} {
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult(name), nil
 		})
@@ -142,7 +142,9 @@ func TestExportNameMapping(t *testing.T) {
 const out = {};
 for (const t of n.__meta__.tools) out[t.exportName] = await n[t.exportName]();
 globalThis.__codemode_result__ = out;`})
-	want := map[string]string{"a_b": "a-b", "a_b__2": "a.b", "a_b__3": "a_b", "_123go": "123go", "export_": "export", "enum": "enum"}
+	// A tool named "__meta__" collides with the module's own export, which
+	// keeps describing the server.
+	want := map[string]string{"a_b": "a-b", "a_b__2": "a.b", "a_b__3": "a_b", "_123go": "123go", "export_": "export", "enum": "enum", "__meta____2": "__meta__"}
 	got := result[map[string]string](t, res)
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)

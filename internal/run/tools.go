@@ -110,7 +110,7 @@ func (v *View) count(serverID, name string) error {
 func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error) {
 	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil}
 	if err != nil {
-		e.Error = truncate(string(err.Class)+": "+err.Message, 300)
+		e.Error = diag.Truncate(string(err.Class)+": "+err.Message, 300)
 	}
 	v.mu.Lock()
 	v.traceList = append(v.traceList, e)
@@ -233,7 +233,7 @@ func toolFailed(serverID string, t *catalog.Tool, res *mcp.CallToolResult) *diag
 	if full, err := json.Marshal(res); err == nil && len(full) <= 64<<10 {
 		fields["result"] = json.RawMessage(full)
 	}
-	return &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s (%s/%s) failed: %s", t.ExportName, serverID, t.Name, truncate(msg, 2000)),
+	return &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s (%s/%s) failed: %s", t.ExportName, serverID, t.Name, diag.Truncate(msg, 2000)),
 		Hint: "read the tool's message; check the input with getTool(serverId, toolName) if it is about the arguments", Fields: fields}
 }
 
@@ -253,14 +253,4 @@ func Unwrap(res *mcp.CallToolResult) (json.RawMessage, error) {
 		res.Content = []mcp.Content{}
 	}
 	return json.Marshal(res)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -26,6 +26,7 @@ func (r *run) fatal(d diag.Diagnostic) {
 		return
 	}
 	r.failed = true
+	d.Message = diag.Truncate(d.Message, diag.MaxMessageBytes)
 	r.diags = append(r.diags, d)
 }
 

@@ -396,3 +396,22 @@ func TestDefaultLimits(t *testing.T) {
 	res = runJS(t, context.Background(), `globalThis.__codemode_result__ = "zero";`, &Options{})
 	wantResult(t, res, `"zero"`)
 }
+
+// A script can throw (or fail to serialise with) a message of any size; the
+// diagnostic keeps only the first diag.MaxMessageBytes and says it was cut.
+func TestHugeExceptionMessageIsClipped(t *testing.T) {
+	for _, src := range []string{
+		`throw new Error("x".repeat(5_000_000))`,
+		`globalThis.__codemode_result__ = { toJSON() { throw new Error("y".repeat(5_000_000)) } }`,
+		`await Promise.reject(new TypeError("z".repeat(5_000_000)))`,
+	} {
+		res := Run(context.Background(), src, newTestHost().options(Limits{}))
+		if len(res.Diagnostics) != 1 {
+			t.Fatalf("%s: %s", src, diagString(res))
+		}
+		msg := res.Diagnostics[0].Message
+		if len(msg) > diag.MaxMessageBytes+64 || !strings.Contains(msg, "more bytes]") {
+			t.Errorf("%.40s: diagnostic message is %d bytes (%.80q…), want it clipped to ~%d with a marker", src, len(msg), msg, diag.MaxMessageBytes)
+		}
+	}
+}

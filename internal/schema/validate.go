@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Violation says why an input failed validation, in the terms
@@ -71,7 +72,20 @@ func (v *Validator) Validate(input any) (viol *Violation) {
 	if !errors.As(err, &verr) {
 		return newViolation(nil, "valid input", describe(input))
 	}
+	if hasRefCycle(verr) {
+		// The schema, not the input, is broken ($refs that loop without
+		// consuming input): like a schema that does not compile, it costs
+		// the tool its validation and the upstream decides.
+		return nil
+	}
 	return v.explain(verr, input)
+}
+
+func hasRefCycle(e *jsonschema.ValidationError) bool {
+	if _, ok := e.ErrorKind.(*kind.RefCycle); ok {
+		return true
+	}
+	return slices.ContainsFunc(e.Causes, hasRefCycle)
 }
 
 func validateNoSchema(input any) *Violation {

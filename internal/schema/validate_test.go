@@ -253,6 +253,23 @@ func TestInvalidSchemas(t *testing.T) {
 	}
 }
 
+// A $ref loop that consumes no input compiles but fails every input that
+// reaches it. That is the schema's fault, not the input's: the input is let
+// through (the upstream decides) instead of being blamed with the
+// validator's internal wording.
+func TestRefCycleLetsInputThrough(t *testing.T) {
+	v, err := Compile(json.RawMessage(`{"type":"object","$defs":{"x":{"$ref":"#/$defs/y"},"y":{"$ref":"#/$defs/x"}},"properties":{"a":{"$ref":"#/$defs/x"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viol := v.Validate(map[string]any{"a": 5.0}); viol != nil {
+		t.Errorf("input blamed for the schema's cycle: %s", viol.Message)
+	}
+	if viol := v.Validate("not an object"); viol == nil {
+		t.Error("an input wrong before the cycle is reached passed")
+	}
+}
+
 // Numbers arrive as float64 (json.Unmarshal), json.Number (UseNumber) or
 // Go integers; all validate alike, and hostile json.Numbers are refused
 // instead of reaching math/big.

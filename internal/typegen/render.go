@@ -24,9 +24,6 @@ func ServerModule(s Server, opts *Options) (string, []Warning) {
 	}
 	var aliases []string
 	for _, t := range ir.tools {
-		if t.skip {
-			continue
-		}
 		writeToolDoc(&b, t)
 		if t.local == t.export {
 			b.WriteString("export function " + t.export)

@@ -75,7 +75,6 @@ type toolIR struct {
 	input        *tsType  // nil: the function takes no declared input
 	inputOpt     bool
 	output       *tsType // nil: CodeMode.ToolResult
-	skip         bool    // export name is __meta__: not declared in the module form
 }
 
 type serverIR struct {
@@ -99,16 +98,12 @@ func build(s Server, opts *Options) *serverIR {
 	}
 	exports := exportNames(s.Tools)
 	ir := &serverIR{s: s, opts: g.opts}
-	used := map[string]bool{"__meta__": true}
+	used := map[string]bool{naming.MetaExport: true}
 	for _, e := range exports {
 		used[e] = true
 	}
 	for i, tool := range s.Tools {
 		t := &toolIR{name: tool.Name, export: exports[i], local: exports[i]}
-		if t.export == "__meta__" {
-			t.skip = true
-			g.warns = append(g.warns, Warning{Tool: tool.Name, Message: "export name __meta__ is taken by the module's metadata; the tool is only callable through the global rendering"})
-		}
 		if naming.IsStrictReserved(t.export) || !isIdentName(t.export) {
 			t.local = localName(t.export, used)
 		}
