@@ -77,9 +77,12 @@ globalThis.__codemode_result__ = s;`)
 func TestRunFromStdinAndExitStatus(t *testing.T) {
 	t.Setenv("CODEMODE_CONFIG", "")
 	t.Chdir(t.TempDir())
-	code, stdout, _ := invoke(t, `globalThis.__codemode_result__ = [1, 2];`, "run", "-")
+	code, stdout, _ := invoke(t, `globalThis.__codemode_result__ = [1, "<b>&"];`, "run", "-")
 	if code != ExitOK || decode(t, stdout).Result == nil {
 		t.Fatalf("exit %d, %s", code, stdout)
+	}
+	if !strings.Contains(stdout, `"<b>&"`) {
+		t.Errorf("the response escapes HTML characters, which only costs readability: %s", stdout)
 	}
 	code, stdout, _ = invoke(t, `throw new Error("nope")`, "run", "-")
 	r := decode(t, stdout)

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -52,8 +51,11 @@ func (e *env) run(args []string) int {
 	defer g.close()
 	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
 	resp := r.Run(e.ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps})
-	out, _ := json.MarshalIndent(resp, "", "  ")
-	fmt.Fprintln(e.stdout, string(out))
+	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(resp)
 	if resp.Failed() {
 		return ExitFailed
 	}

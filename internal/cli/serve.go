@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -28,7 +29,7 @@ func (e *env) serve(args []string) int {
 	var stateless bool
 	var grace time.Duration
 	fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR/mcp (e.g. 127.0.0.1:8808) instead of stdio")
-	fs.StringVar(&token, "auth-token", os.Getenv("CODEMODE_AUTH_TOKEN"), "bearer token required on HTTP requests (default $CODEMODE_AUTH_TOKEN); mandatory off loopback")
+	fs.StringVar(&token, "auth-token", os.Getenv(config.AuthTokenEnv), "bearer token required on HTTP requests (default $CODEMODE_AUTH_TOKEN); mandatory off loopback")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted besides localhost (repeatable)")
 	fs.BoolVar(&stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer")
 	fs.DurationVar(&grace, "grace", 10*time.Second, "on SIGINT/SIGTERM, how long runs in flight may take to finish")

@@ -21,6 +21,11 @@ const EnvVar = "CODEMODE_CONFIG"
 // DefaultFile is the file looked for in the working directory last.
 const DefaultFile = "codemode.json"
 
+// AuthTokenEnv holds the bearer token of `codemode serve --http`. It is the
+// gateway's own credential: stdio upstreams do not inherit it (a tool that
+// returns its environment would otherwise hand it to the model).
+const AuthTokenEnv = "CODEMODE_AUTH_TOKEN"
+
 // Transport is how the gateway reaches an upstream server.
 type Transport string
 
@@ -112,6 +117,14 @@ type Serve struct {
 
 // KnownSurfaces are the values Serve.Surfaces accepts.
 var KnownSurfaces = []string{"run", "search-execute", "files", "emceepee"}
+
+// SurfaceTools are the tool names each surface serves; the run surface's
+// one tool is named by Serve.RunToolName.
+var SurfaceTools = map[string][]string{
+	"search-execute": {"search", "execute"},
+	"files":          {"listToolFiles", "readToolFile", "executeToolCode"},
+	"emceepee":       {"codemode_search", "codemode_execute"},
+}
 
 // Built-in limits. The defaults are those of the issue that introduced them;
 // the maxima are what a request may raise a limit to unless the config says

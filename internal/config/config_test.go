@@ -97,6 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{"both command and url", `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, []string{"both"}},
 		{"bad url", `{"mcpServers": {"a": {"url": "ftp://x"}}}`, []string{"mcpServers.a.url", "http"}},
 		{"bad type", `{"mcpServers": {"a": {"type": "websocket", "url": "http://x"}}}`, []string{"mcpServers.a.type", "websocket"}},
+		{"run tool name taken", `{"mcpServers": {}, "codemode": {"runToolName": "search", "surfaces": ["run", "search-execute"]}}`, []string{"codemode.runToolName", `"search-execute" surface`, "choose another name"}},
 		{"args not array", `{"mcpServers": {"a": {"command": "x", "args": "--flag"}}}`, []string{"mcpServers.a.args", "array of strings"}},
 		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}`, []string{"mcpServers.a.env", "string values"}},
 		{"servers not object", `{"mcpServers": []}`, []string{"mcpServers", "must be an object"}},

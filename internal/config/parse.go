@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -476,6 +477,21 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 		}
 		if err != nil {
 			return err
+		}
+	}
+	return p.runToolNameFree(c)
+}
+
+// runToolNameFree refuses a run tool name that another enabled surface
+// already uses: one of the two tools would silently vanish from tools/list.
+func (p *parser) runToolNameFree(c *Config) error {
+	if !slices.Contains(c.Serve.Surfaces, "run") {
+		return nil
+	}
+	for _, surface := range c.Serve.Surfaces {
+		if slices.Contains(SurfaceTools[surface], c.Serve.RunToolName) {
+			return p.errf("codemode.runToolName", "choose another name, e.g. \"codemode_run\"",
+				"%q is also a tool of the %q surface", c.Serve.RunToolName, surface)
 		}
 	}
 	return nil

@@ -406,12 +406,26 @@ func extraBlocks(t *testing.T, raw json.RawMessage) []string {
 }
 
 // With a small budget the description carries the index, and the first run
-// of a session that uses a server gets its declarations once.
+// of a session that uses a server gets its declarations once, over stdio
+// (one session without an id) as over stateful HTTP.
 func TestDeclarationsDeferredPerSession(t *testing.T) {
 	t.Parallel()
-	gw := startHTTP(t, writeConfig(t, surfaceUpstreams(t), map[string]any{"typesBudgetTokens": 100}))
+	cfg := writeConfig(t, surfaceUpstreams(t), map[string]any{"typesBudgetTokens": 100})
+	gw := startHTTP(t, cfg)
+	for name, conn := range map[string]func() map[string]any{
+		"stdio": func() map[string]any { return stdioConn(t, cfg) },
+		"http":  func() map[string]any { return httpConn(gw.url, nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testDeclarationsDeferred(t, conn)
+		})
+	}
+}
+
+func testDeclarationsDeferred(t *testing.T, newConn func() map[string]any) {
 	useEverything := runStep(`import { echo } from "@codemode/servers/everything"; globalThis.__codemode_result__ = await echo({message: "x"});`)
-	out := runTS(t, httpConn(gw.url, nil),
+	out := runTS(t, newConn(),
 		listStep(),
 		useEverything, // 1: first use of everything
 		useEverything, // 2: again
@@ -440,7 +454,7 @@ func TestDeclarationsDeferredPerSession(t *testing.T) {
 		t.Errorf("a run that uses no server: %d extra blocks", len(b))
 	}
 	// A new session starts over.
-	again := runTS(t, httpConn(gw.url, nil), useEverything)
+	again := runTS(t, newConn(), useEverything)
 	if b := extraBlocks(t, again[0]); len(b) != 1 || !strings.Contains(b[0], `"@codemode/servers/everything"`) {
 		t.Errorf("a second session did not get everything's declarations: %q", b)
 	}

@@ -208,8 +208,7 @@ func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequ
 		}
 		out["servers"] = ss
 	}
-	b, _ := json.Marshal(out)
-	return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+	return jsonResult(out), nil
 }
 
 func nonNilHits(h []searchHit) []searchHit {
@@ -318,8 +317,7 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 		out.Error = &emceepeeError{Name: name, Message: msg, Stack: d.Path}
 		break
 	}
-	b, _ := json.Marshal(out)
-	return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+	return jsonResult(out), nil
 }
 
 // mcpOp serves the `mcp` global's host operations.
@@ -419,4 +417,17 @@ func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json
 
 func badCall(op, msg string) *diag.Error {
 	return &diag.Error{Class: diag.CodemodeError, Message: strings.TrimPrefix(op, "") + ": " + msg, Hint: "see the codemode_execute description for the mcp API"}
+}
+
+// jsonResult is a tool result carrying v as structuredContent and as JSON
+// text for clients that show the model only text. The text is not
+// HTML-escaped: a model reads "<b>&", not "\u003cb\u003e\u0026".
+func jsonResult(v any) *mcp.CallToolResult {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "codemode could not encode its result: " + err.Error()}}}
+	}
+	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
 }

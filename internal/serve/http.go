@@ -55,6 +55,7 @@ func isLoopback(host string) bool {
 
 // Handler serves MCP over Streamable HTTP at /mcp.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
+	s.stateless.Store(o.Stateless)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn})})
 	mux := http.NewServeMux()
@@ -77,8 +78,9 @@ func guard(o HTTPOptions, next http.Handler) http.Handler {
 			return
 		}
 		if o.AuthToken != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(o.AuthToken)) != 1 {
+			// The scheme is case-insensitive (RFC 9110 §11.1).
+			scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(o.AuthToken)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return

@@ -133,6 +133,10 @@ func TestHTTPAuthToken(t *testing.T) {
 			t.Errorf("headers %v: status %d (WWW-Authenticate %q), want 401: %s", h, code, hdr.Get("WWW-Authenticate"), body)
 		}
 	}
+	// The scheme is case-insensitive.
+	if code, _, body := post(t, gw.url, map[string]string{"Authorization": "bearer s3cret"}); code != http.StatusOK {
+		t.Errorf("lowercase scheme: status %d, want 200: %s", code, body)
+	}
 	// Real clients, with and without the token.
 	out := runTS(t, httpConn(gw.url, map[string]string{"Authorization": "Bearer s3cret"}), listStep(), runStep(`globalThis.__codemode_result__ = "authorized";`))
 	if got := okRun(t, out[1]); got != `"authorized"` {

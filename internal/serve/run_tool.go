@@ -157,8 +157,10 @@ func Render(resp *run.Response) string {
 
 // deferredDeclarations returns the declarations of the servers a response
 // used for the first time in the session, when the description carries only
-// the index (§4.4). A stateless session has no memory: it gets declarations
-// only for the servers named in requestedCapabilities.
+// the index (§4.4). Sessions are told apart by their *mcp.ServerSession,
+// which stdio (one session, no id) and stateful HTTP both keep for the
+// session's life. Stateless HTTP has no memory across requests: it gets
+// declarations only for the servers named in requestedCapabilities.
 func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested []string, f form) string {
 	s.mu.Lock()
 	full := s.injected[f]
@@ -166,9 +168,8 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested 
 	if full || len(used) == 0 {
 		return ""
 	}
-	session := sessionID(req)
 	var fresh []string
-	if session == "" {
+	if s.stateless.Load() || req == nil || req.Session == nil {
 		for _, id := range used {
 			if slices.Contains(requested, id) {
 				fresh = append(fresh, id)
@@ -176,17 +177,18 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested 
 		}
 	} else {
 		s.mu.Lock()
+		session := req.Session
 		seen := s.delivered[session]
 		if seen == nil {
 			seen = map[string]bool{}
 			s.delivered[session] = seen
 			// Forget the session when it ends.
-			go func(ss *mcp.ServerSession) {
-				ss.Wait()
+			go func() {
+				session.Wait()
 				s.mu.Lock()
 				delete(s.delivered, session)
 				s.mu.Unlock()
-			}(req.Session)
+			}()
 		}
 		for _, id := range used {
 			if !seen[id] {

@@ -64,15 +64,18 @@ type Server struct {
 	refreshQ  chan struct{}
 
 	mu        sync.Mutex
-	tools     map[string]string          // tool name → description last registered
-	delivered map[string]map[string]bool // session id → servers whose declarations were sent
-	injected  map[form]bool              // whether a description carries every declaration
-	replies   *replyTracker              // over stdio: calls read and not yet answered
+	tools     map[string]string                      // tool name → description last registered
+	delivered map[*mcp.ServerSession]map[string]bool // servers whose declarations a session was sent
+	injected  map[form]bool                          // whether a description carries every declaration
+	replies   *replyTracker                          // over stdio: calls read and not yet answered
 
 	// inflight counts tool calls being served, for graceful shutdown;
 	// draining refuses new ones.
 	inflight sync.WaitGroup
 	draining atomic.Bool
+	// stateless is set when serving stateless HTTP: every request then has
+	// a session of its own, so a session remembers nothing.
+	stateless atomic.Bool
 }
 
 // New returns a Server for runner's catalog. mgr is used for the emceepee
@@ -87,7 +90,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		warm:      make(chan struct{}),
 		refreshQ:  make(chan struct{}, 1),
 		tools:     map[string]string{},
-		delivered: map[string]map[string]bool{},
+		delivered: map[*mcp.ServerSession]map[string]bool{},
 		injected:  map[form]bool{},
 		decls:     newDeclCache(),
 	}
@@ -258,14 +261,6 @@ func (s *Server) register(servers []*catalog.Server) {
 			s.registerEmceepee(servers)
 		}
 	}
-}
-
-// sessionID identifies the client session of a request ("" when stateless).
-func sessionID(req *mcp.CallToolRequest) string {
-	if req == nil || req.Session == nil {
-		return ""
-	}
-	return req.Session.ID()
 }
 
 // minLevel drops records below a level before they reach the handler.

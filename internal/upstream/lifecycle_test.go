@@ -308,6 +308,19 @@ func TestEnvAndCwd(t *testing.T) {
 	check("PATH", os.Getenv("PATH"))
 }
 
+// The gateway's own bearer token stays in the gateway, unless a server's
+// config passes it on explicitly.
+func TestAuthTokenNotInherited(t *testing.T) {
+	t.Setenv(config.AuthTokenEnv, "gateway-secret-999")
+	m, _ := newManager(t, []config.Server{helperServer(t, "h", "server"), helperServer(t, "k", "server", config.AuthTokenEnv, "meant-for-k")}, nil)
+	for id, want := range map[string]string{"h": "", "k": "meant-for-k"} {
+		got, _, _ := strings.Cut(call(t, m, id, "env", map[string]any{"name": config.AuthTokenEnv}), "|")
+		if got != want {
+			t.Errorf("%s sees %s=%q, want %q", id, config.AuthTokenEnv, got, want)
+		}
+	}
+}
+
 // A child that dies is reported with its exit and stderr, restarted on next
 // use after the backoff, and the backoff doubles while it keeps dying.
 func TestDeathAndRestart(t *testing.T) {

@@ -112,9 +112,12 @@ func (p *process) garbage() error {
 
 func (m *Manager) newProcess(s config.Server, log *slog.Logger) *process {
 	cmd := exec.Command(s.Command, s.Args...)
-	// The child gets the gateway's environment plus its own entries; a later
-	// duplicate wins in os/exec, so the config overrides the environment.
-	env := os.Environ()
+	// The child gets the gateway's environment, less the gateway's own
+	// credential, plus its own entries; a later duplicate wins in os/exec,
+	// so the config overrides the environment.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, config.AuthTokenEnv+"=")
+	})
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		env = append(env, k+"="+s.Env[k])
 	}
