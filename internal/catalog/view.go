@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -22,6 +24,8 @@ type View struct {
 	errs    map[string]error
 	// inflight dedupes concurrent first uses of one server within the run.
 	inflight map[string]chan struct{}
+	// given up lists servers still starting when a caller's ctx ended.
+	givenUp map[string]bool
 }
 
 // IDs returns the configured server ids in declaration order.
@@ -91,6 +95,11 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 			// do not pin it for the rest of the run.
 			if ctx.Err() == nil {
 				v.errs[id] = err
+			} else {
+				if v.givenUp == nil {
+					v.givenUp = map[string]bool{}
+				}
+				v.givenUp[id] = true
 			}
 		} else {
 			v.servers[id] = s
@@ -127,6 +136,15 @@ func (v *View) All(ctx context.Context) ([]*Server, map[string]error) {
 		out = append(out, s)
 	}
 	return out, failed
+}
+
+// GivenUp returns the servers this view stopped waiting for because the
+// caller's ctx ended while they were still starting (e.g. the run timed
+// out on an import), sorted.
+func (v *View) GivenUp() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Sorted(maps.Keys(v.givenUp))
 }
 
 // Status reports a server's connection state now (not as of the view).

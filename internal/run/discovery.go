@@ -113,8 +113,20 @@ func args(fn string, payload json.RawMessage, strName string) (string, options, 
 	return s, o, nil
 }
 
+// listPatience is how long listServers waits for a server that is still
+// starting before reporting it as "connecting": one stuck server must not
+// hold up the list of the others until the run times out.
+const listPatience = 5 * time.Second
+
 func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
-	servers, failed := v.cat.All(ctx)
+	patience := listPatience
+	if d, ok := ctx.Deadline(); ok {
+		// Leave the script time to use the answer.
+		patience = min(patience, time.Until(d)/2)
+	}
+	pctx, cancel := context.WithTimeout(ctx, patience)
+	defer cancel()
+	servers, failed := v.cat.All(pctx)
 	byID := map[string]*catalog.Server{}
 	for _, s := range servers {
 		byID[s.ID] = s
@@ -130,9 +142,13 @@ func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
 			if err := failed[id]; err != nil {
 				info.Error = err.Error()
 			}
-			if st, ok := v.cat.Status(id); ok && st.State == upstream.StateBackoff {
+			switch st, _ := v.cat.Status(id); st.State {
+			case upstream.StateBackoff:
 				info.Status = "backoff"
 				info.RetryInMs = max(time.Until(st.RetryAt).Milliseconds(), 1)
+			case upstream.StateConnecting:
+				info.Status = "connecting"
+				info.Error = "still starting: no answer to initialize yet; call listServers() again later"
 			}
 		}
 		out = append(out, info)

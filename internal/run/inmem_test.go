@@ -294,3 +294,50 @@ await fail();`})
 		t.Fatalf("secret reached the response:\n%s", out)
 	}
 }
+
+// A SANDBOX_LIMIT hint names the parameter that raises the limit on the
+// surface that ran the script, and none where the caller cannot raise it.
+func TestLimitHintNamesTheSurfacesParameter(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{})
+	req := Request{Code: `for (;;) {}`, Limits: config.Limits{TimeoutMs: 100}}
+	for _, tc := range []struct {
+		params map[string]string
+		want   string // "" for no suggestion
+	}{
+		{nil, "raise limits.timeoutMs (up to 300000)"},
+		{map[string]string{"timeoutMs": "timeout"}, "raise timeout (up to 300000)"},
+		{map[string]string{}, ""},
+	} {
+		res := r.RunWith(context.Background(), req, Extra{LimitParams: tc.params})
+		if len(res.Diagnostics) != 1 {
+			t.Fatalf("%s", dump(res))
+		}
+		hint := res.Diagnostics[0].Hint
+		if tc.want != "" && !strings.Contains(hint, tc.want) || tc.want == "" && strings.Contains(hint, "raise") {
+			t.Errorf("LimitParams %v: hint %q, want it to suggest %q", tc.params, hint, tc.want)
+		}
+	}
+}
+
+// A server that never answers initialize holds up neither listServers (it
+// is reported as connecting) nor the diagnosis of a run that waited for it.
+func TestStuckServer(t *testing.T) {
+	cs := []config.Server{{ID: "stuck", Name: "stuck", Transport: config.Stdio, Command: "sleep", Args: []string{"1000"}}}
+	m := upstream.New(cs, nil)
+	t.Cleanup(func() { m.Close() })
+	cfg := config.Default()
+	cfg.Servers = cs
+	r := New(cfg, catalog.New(m), m, nil)
+
+	res := r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
+globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{TimeoutMs: 2000}})
+	got := result[[]ServerInfo](t, res)
+	if len(got) != 1 || got[0].Status != "connecting" || !strings.Contains(got[0].Error, "initialize") {
+		t.Errorf("listServers: %s", dump(res))
+	}
+
+	res = r.Run(context.Background(), Request{Code: `import { x } from "@codemode/servers/stuck";`, Limits: config.Limits{TimeoutMs: 500}})
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.SandboxLimit || !strings.Contains(res.Diagnostics[0].Message, `waiting for "stuck" to start`) {
+		t.Errorf("a run that waited for a stuck server: %s", dump(res))
+	}
+}

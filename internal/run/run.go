@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -144,6 +145,12 @@ type Extra struct {
 	Deterministic *sandbox.Deterministic
 	// ReadOnly refuses tool calls: the run may only read the catalog.
 	ReadOnly bool
+	// LimitParams names, per §3.2.4 limit key ("timeoutMs", ...), the
+	// parameter through which the caller can raise that limit, for the hint
+	// of a SANDBOX_LIMIT diagnostic. nil means the run tool's own
+	// `limits.<key>`; a surface with fixed limits passes an empty map so
+	// that no hint suggests a parameter it does not have.
+	LimitParams map[string]string
 }
 
 // Run executes one request. It never returns nil, and a failure of the
@@ -206,7 +213,10 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	resp.Logs = append(resp.Logs, sres.Logs...)
 	resp.Result = sres.Result
 	for _, d := range sres.Diagnostics {
-		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres))
+		if sres.TimedOut {
+			d = v.blameSlowStart(d)
+		}
+		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres, x.LimitParams))
 	}
 	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)
 	resp.ToolTrace = v.trace()
@@ -214,20 +224,49 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	return resp
 }
 
-// widenHint tells the agent how far a limit it hit can be raised.
-func (r *Runner) widenHint(d diag.Diagnostic, l config.Limits, res *sandbox.Result) diag.Diagnostic {
+// widenHint tells the agent how far a limit it hit can be raised, and
+// through which parameter (params, see Extra.LimitParams).
+func (r *Runner) widenHint(d diag.Diagnostic, l config.Limits, res *sandbox.Result, params map[string]string) diag.Diagnostic {
 	if d.Code != diag.SandboxLimit {
 		return d
 	}
 	m := r.cfg.MaxLimits
+	var key string
+	var max int64
 	switch {
 	case res.TimedOut && l.TimeoutMs < m.TimeoutMs:
-		d.Hint += fmt.Sprintf(", or raise limits.timeoutMs (up to %d)", m.TimeoutMs)
+		key, max = "timeoutMs", m.TimeoutMs
 	case res.OutOfMemory && l.MaxMemoryBytes < m.MaxMemoryBytes:
-		d.Hint += fmt.Sprintf(", or raise limits.maxMemoryBytes (up to %d)", m.MaxMemoryBytes)
+		key, max = "maxMemoryBytes", m.MaxMemoryBytes
 	case strings.Contains(d.Message, "maxResultBytes") && l.MaxResultBytes < m.MaxResultBytes:
-		d.Hint += fmt.Sprintf(", or raise limits.maxResultBytes (up to %d)", m.MaxResultBytes)
+		key, max = "maxResultBytes", m.MaxResultBytes
+	default:
+		return d
 	}
+	param := "limits." + key
+	if params != nil {
+		param = params[key]
+	}
+	if param != "" {
+		d.Hint += fmt.Sprintf(", or raise %s (up to %d)", param, max)
+	}
+	return d
+}
+
+// blameSlowStart rewrites a timeout spent waiting for servers that never
+// finished starting: the script was not slow, a server was, and doing less
+// per run would not help.
+func (v *View) blameSlowStart(d diag.Diagnostic) diag.Diagnostic {
+	ids := v.cat.GivenUp()
+	if len(ids) == 0 {
+		return d
+	}
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = strconv.Quote(id)
+	}
+	d.Message += " while waiting for " + strings.Join(quoted, ", ") + " to start (no answer to initialize yet)"
+	d.Hint = "check the server's command in the config and its stderr in the gateway's log; listServers() shows its status; retry once it is connected"
 	return d
 }
 

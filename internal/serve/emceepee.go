@@ -292,7 +292,8 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 	}
 	start := time.Now()
 	resp := s.runner.RunWith(ctx, run.Request{Code: *in.Code, Limits: config.Limits{TimeoutMs: timeout}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: s.surfaceModules, Ops: ops})
+		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: s.surfaceModules, Ops: ops,
+			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
 		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}}
 	for _, l := range resp.Logs {

@@ -153,7 +153,7 @@ func (s *Server) handleExecuteCode(ctx context.Context, req *mcp.CallToolRequest
 	}
 	// Bifrost's form: a function body that returns its result.
 	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps})
+		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps, LimitParams: fixedLimits})
 	s.hintServerKeys(resp)
 	return responseResult(resp, ""), nil
 }

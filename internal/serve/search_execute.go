@@ -72,6 +72,10 @@ func codeArg(raw json.RawMessage) (string, *mcp.CallToolResult) {
 	return *in.Code, nil
 }
 
+// fixedLimits is run.Extra.LimitParams for tools whose limits the caller
+// cannot change: no hint suggests raising one.
+var fixedLimits = map[string]string{}
+
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
@@ -82,10 +86,11 @@ func (s *Server) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*m
 		return bad, nil
 	}
 	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
-		Transpile: transpile.Call(fmt.Sprintf("import { catalog as __codemode_catalog } from %q;", catalogModule), "await __codemode_catalog()"),
-		ReadOnly:  true,
-		Modules:   s.surfaceModules,
-		Ops:       s.surfaceOps,
+		Transpile:   transpile.Call(fmt.Sprintf("import { catalog as __codemode_catalog } from %q;", catalogModule), "await __codemode_catalog()"),
+		ReadOnly:    true,
+		Modules:     s.surfaceModules,
+		Ops:         s.surfaceOps,
+		LimitParams: fixedLimits,
 	})
 	return responseResult(resp, ""), nil
 }
@@ -95,7 +100,7 @@ func (s *Server) handleExecute(ctx context.Context, req *mcp.CallToolRequest) (*
 	if bad != nil {
 		return bad, nil
 	}
-	resp := s.runCallOrBody(ctx, code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps})
+	resp := s.runCallOrBody(ctx, code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps, LimitParams: fixedLimits})
 	return responseResult(resp, ""), nil
 }
 

@@ -41,8 +41,9 @@ type Options struct {
 	// Version is reported in serverInfo.
 	Version string
 	// WarmupTimeout bounds how long tools/list waits for the first catalog
-	// (connecting every upstream) before answering with what it has.
-	// Default 20s.
+	// (connecting every upstream) before answering with what it has; a
+	// server that comes up later is announced with list_changed.
+	// Default 10s.
 	WarmupTimeout time.Duration
 }
 
@@ -101,7 +102,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		s.opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if s.opts.WarmupTimeout <= 0 {
-		s.opts.WarmupTimeout = 20 * time.Second
+		s.opts.WarmupTimeout = 10 * time.Second
 	}
 	if s.opts.Version == "" {
 		s.opts.Version = "dev"
@@ -165,7 +166,9 @@ func (s *Server) refresh(ctx context.Context) {
 	defer cancel()
 	servers, failed := s.cat.View().All(ctx)
 	for id, err := range failed {
-		s.log.Warn("upstream unavailable", "server", id, "err", err)
+		if !errors.Is(err, upstream.ErrClosed) { // closed: shutting down
+			s.log.Warn("upstream unavailable", "server", id, "err", err)
+		}
 	}
 	s.register(servers)
 	s.warmOnce.Do(func() { close(s.warm) })
