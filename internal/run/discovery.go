@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -14,8 +16,8 @@ import (
 // This file serves @codemode/discovery (§4.1–4.3).
 
 // ServerInfo is §4.2.1, plus the connection status: "connected", "error",
-// or "backoff" for a server that failed or died and will be restarted on
-// the first use after retryInMs.
+// "connecting" for a server still starting, or "backoff" for a server that
+// failed or died and will be restarted on the first use after retryInMs.
 type ServerInfo struct {
 	ServerID     string   `json:"serverId"`
 	ServerName   string   `json:"serverName"`
@@ -88,6 +90,19 @@ func badArgument(fn, msg, hint string) *diag.Error {
 
 // args decodes a discovery call's positional arguments: a string and an
 // optional options object.
+// jsonKind names a Go type of an options field as the agent wrote it.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a " + t.String()
+}
+
 func args(fn string, payload json.RawMessage, strName string) (string, options, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(payload, &raw); err != nil {
@@ -100,6 +115,11 @@ func args(fn string, payload json.RawMessage, strName string) (string, options, 
 	var o options
 	if len(raw) > 1 && string(raw[1]) != "null" {
 		if err := json.Unmarshal(raw[1], &o); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && ute.Field != "" {
+				return "", options{}, badArgument(fn, fmt.Sprintf("options.%s must be %s, not %s", ute.Field, jsonKind(ute.Type), ute.Value),
+					`pass { detail?: "name" | "description" | "full", serverId?: string, limit?: integer }`)
+			}
 			return "", options{}, badArgument(fn, "options must be an object like { detail: \"name\" }", `pass { detail: "name" | "description" | "full" }`)
 		}
 	}
@@ -220,10 +240,17 @@ type SearchResults struct {
 	Results []ToolDefinition `json:"results"`
 }
 
+// maxQueryBytes bounds a searchTools query: search time grows with it, and
+// a useful query is a few words.
+const maxQueryBytes = 1000
+
 func (v *View) searchTools(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 	q, o, err := args("searchTools", payload, "query")
 	if err != nil {
 		return nil, err
+	}
+	if len(q) > maxQueryBytes {
+		return nil, badArgument("searchTools", fmt.Sprintf("the query is %d bytes; at most %d are searched", len(q), maxQueryBytes), "search with a few words that describe the tool")
 	}
 	limit := o.Limit
 	if limit <= 0 {

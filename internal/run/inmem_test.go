@@ -341,3 +341,31 @@ globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{Ti
 		t.Errorf("a run that waited for a stuck server: %s", dump(res))
 	}
 }
+
+// A tool argument must be JSON data: a function is refused, not sent as {}.
+// A tool named `then` makes its module thenable; a dynamic import of it
+// fails at once with a hint instead of calling the tool and never settling.
+func TestNonDataArgumentsAndThenTool(t *testing.T) {
+	var calls atomic.Int64
+	s := mcp.NewServer(&mcp.Implementation{Name: "p"}, nil)
+	for _, name := range []string{"then", "add"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			return textResult(name), nil
+		})
+	}
+	r := newTestRunner(t, map[string]*mcp.Server{"p": s})
+	res := r.Run(context.Background(), Request{Code: `import { add, then as th } from "@codemode/servers/p";
+const out = [];
+try { await add(() => 1) } catch (e) { out.push(e.name + ": " + e.message) }
+try { await import("@codemode/servers/p") } catch (e) { out.push(e.message) }
+out.push(await th({}));
+globalThis.__codemode_result__ = out;`})
+	got := result[[]string](t, res)
+	if len(got) != 3 || !strings.Contains(got[0], "TypeError: add() takes JSON data") || !strings.Contains(got[1], "import it statically") || got[2] != "then" {
+		t.Errorf("got %q\n%s", got, dump(res))
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d upstream calls, want 1 (only the explicit then({}))", n)
+	}
+}

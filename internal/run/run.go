@@ -209,6 +209,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		Handle:        v.handle,
 		Position:      out.Position,
 		Deterministic: det,
+		Redact:        r.redact.String,
 	})
 	resp.Logs = append(resp.Logs, sres.Logs...)
 	resp.Result = sres.Result

@@ -106,15 +106,49 @@ func (v *View) count(serverID, name string) error {
 	return nil
 }
 
-// record appends a trace entry. err, if any, is summarised as "Class: message".
+// record appends a trace entry. err, if any, is summarised as
+// "Class: summary" (see traceSummary), with the configured secrets removed
+// before it is cut to length, so that a secret straddling the cut does not
+// leave its first part behind.
 func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error) {
 	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil}
 	if err != nil {
-		e.Error = diag.Truncate(string(err.Class)+": "+err.Message, 300)
+		e.Error = diag.Truncate(v.r.redact.String(string(err.Class)+": "+traceSummary(err)), 300)
 	}
 	v.mu.Lock()
 	v.traceList = append(v.traceList, e)
 	v.mu.Unlock()
+}
+
+// traceSummary is what the trace says about a failed call. §3.3.2: the
+// trace never holds the call's input or output, and err.Message may quote
+// both. The script sees the whole message in the exception (and in the
+// diagnostic if it does not catch it); the trace only says what failed.
+//
+//   - SchemaValidationError: where and what was expected, from the
+//     violation's path and expected fields; never the value received.
+//   - Every other error: the head of the message, up to the first ": " or
+//     "; ". Every message of a failed call puts the gateway's own words
+//     first ("echo (calc/echo) failed", `server "calc" timed out
+//     (tools/call echo)`, "call to calc/echo was cancelled") and what it
+//     quotes after: the tool's isError text (its output, which often echoes
+//     the input), the upstream's JSON-RPC error (likewise), a stderr tail.
+func traceSummary(err *diag.Error) string {
+	if err.Class == diag.SchemaValidationError {
+		path, okPath := err.Fields["path"].(string)
+		expected, okExp := err.Fields["expected"].(string)
+		if okPath && okExp {
+			return "invalid input at " + pointerOrRoot(path) + ": expected " + expected
+		}
+	}
+	msg := err.Message
+	if i := strings.Index(msg, ": "); i >= 0 {
+		msg = msg[:i]
+	}
+	if i := strings.Index(msg, "; "); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
 }
 
 func (v *View) noteDeath(serverID string, err error) {

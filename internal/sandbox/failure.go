@@ -26,7 +26,13 @@ func (r *run) fatal(d diag.Diagnostic) {
 		return
 	}
 	r.failed = true
+	if r.opts.Redact != nil {
+		// Before clipping: a secret cut in half would escape redaction.
+		d.Message, d.Hint = r.opts.Redact(d.Message), r.opts.Redact(d.Hint)
+	}
 	d.Message = diag.Truncate(d.Message, diag.MaxMessageBytes)
+	d.Hint = diag.Truncate(d.Hint, diag.MaxMessageBytes)
+	d.Path = diag.Truncate(d.Path, 256)
 	r.diags = append(r.diags, d)
 }
 

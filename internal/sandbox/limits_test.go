@@ -415,3 +415,46 @@ func TestHugeExceptionMessageIsClipped(t *testing.T) {
 		}
 	}
 }
+
+// Work done in Go for the script stays bounded by the script's limits: the
+// URL parser takes at most 2 MiB, and the arguments of host operations in
+// flight at most maxMemoryBytes together.
+func TestHostWorkIsBounded(t *testing.T) {
+	res := Run(context.Background(), `
+const out = [];
+for (const f of [() => new URL("http://" + "a".repeat(3e6) + ".com"), () => new URLSearchParams("a=b&".repeat(7e5))]) {
+  try { f(); out.push("accepted") } catch (e) { out.push(e.name + ": " + e.message) }
+}
+globalThis.__codemode_result__ = out;`, newTestHost().options(Limits{}))
+	if s := string(res.Result); strings.Count(s, "URL input too long") != 2 {
+		t.Errorf("oversized URL inputs: %s %s", s, diagString(res))
+	}
+
+	h := newTestHost()
+	opts := h.options(Limits{MaxMemoryBytes: 16 << 20})
+	opts.Handle = func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage("1"), nil }
+	res = Run(context.Background(), `import { tool } from "@codemode/servers/x";
+const big = "x".repeat(3 << 20);
+const calls = [];
+for (let i = 0; i < 6; i++) calls.push(tool(big)); // all in flight: none settles before the script yields
+const settled = await Promise.allSettled(calls);
+globalThis.__codemode_result__ = settled.map((s) => s.status === "fulfilled" ? "ok" : s.reason.name);`, opts)
+	if got := string(res.Result); got != `["ok","ok","ok","ok","ok","SandboxLimitError"]` {
+		t.Errorf("six 3 MiB arguments in flight under a 16 MiB limit: %s %s", got, diagString(res))
+	}
+}
+
+// An exception thrown by a setTimeout callback ends the run with its class,
+// hint and position, like one thrown at top level.
+func TestTimerCallbackException(t *testing.T) {
+	res := Run(context.Background(), "setTimeout(() => {\n  throw new TypeError(\"boom\");\n}, 0);", newTestHost().options(Limits{}))
+	d := wantDiag(t, res, diag.UncaughtException)
+	if !strings.Contains(d.Message, "TypeError: boom") || !strings.Contains(d.Message, "setTimeout") || !strings.Contains(d.Path, ":2:") {
+		t.Errorf("diagnostic %+v", d)
+	}
+
+	opts := newTestHost().options(Limits{})
+	opts.MaxPendingTimers = 2
+	res = Run(context.Background(), `setTimeout(() => { for (let i = 0; i < 5; i++) setTimeout(() => {}, 10); }, 0);`, opts)
+	wantLimit(t, res, "timers")
+}

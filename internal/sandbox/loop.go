@@ -18,6 +18,7 @@ type completion struct {
 	id   int
 	ok   bool
 	data string // JSON: the value, or the error description
+	size int    // bytes of the operation's payload, returned to the budget
 }
 
 // run is the state of one execution. Every field is owned by the goroutine
@@ -38,6 +39,10 @@ type run struct {
 	completions chan completion // written by workers
 	workers     sync.WaitGroup
 	inflight    int
+	// inflightBytes is the payload of the operations in flight. Payloads
+	// are copied out of the VM, beyond its memory limit, so together they
+	// may not exceed it.
+	inflightBytes int64
 
 	timers  timerHeap
 	timerAt map[int]*timer
@@ -191,18 +196,14 @@ func (r *run) loop() {
 		wait.Reset(time.Until(next))
 		select {
 		case c := <-r.completions:
-			r.inflight--
-			if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
-				r.engineFailure(err, "")
+			if !r.complete(c) {
 				return
 			}
 			// Settle everything else that is ready before running jobs.
 			for drained := false; !drained && !r.failed; {
 				select {
 				case c := <-r.completions:
-					r.inflight--
-					if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
-						r.engineFailure(err, "")
+					if !r.complete(c) {
 						return
 					}
 				default:
@@ -222,13 +223,30 @@ func (r *run) loop() {
 	}
 }
 
+// complete settles a finished host operation's promise; false means the
+// run has failed.
+func (r *run) complete(c completion) bool {
+	r.inflight--
+	r.inflightBytes -= int64(c.size)
+	if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
+		r.engineFailure(err, "")
+		return false
+	}
+	return true
+}
+
 func (r *run) fireDue() {
 	now := time.Now()
 	for len(r.timers) > 0 && !r.timers[0].at.After(now) && !r.failed {
 		t := heap.Pop(&r.timers).(*timer)
 		delete(r.timerAt, t.id)
-		if err := r.vm.fire(t.id); err != nil {
+		info, err := r.vm.fire(t.id)
+		if err != nil {
 			r.engineFailure(err, "uncaught exception in a setTimeout callback: ")
+			return
+		}
+		if info != "" {
+			r.uncaught(info, "in a setTimeout callback: ")
 			return
 		}
 		if err := r.vm.runJobs(); err != nil {
@@ -276,11 +294,15 @@ func (r *run) call(id int, op, payload string) error {
 	if r.inflight >= maxPendingOps {
 		return fmt.Errorf("too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
 	}
+	if r.inflightBytes+int64(len(payload)) > r.opts.Limits.MaxMemoryBytes {
+		return fmt.Errorf("the arguments of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
+	}
 	r.inflight++
+	r.inflightBytes += int64(len(payload))
 	r.workers.Add(1)
 	goWork(func() {
 		defer r.workers.Done()
-		c := completion{id: id}
+		c := completion{id: id, size: len(payload)}
 		data, err := r.handle(op, json.RawMessage(payload))
 		if err != nil {
 			c.data = errorPayload(err)
@@ -333,15 +355,25 @@ func errorPayload(err error) string {
 // maxLogEntries bounds the number of log entries whatever the byte limit.
 const maxLogEntries = 100_000
 
+// logEntriesFor bounds the entries of a run: maxLogBytes counts message
+// bytes, so without it a flood of empty console.log() calls would cost
+// nothing and each entry's JSON frame (~40 bytes) would make the response
+// dozens of times larger than maxLogBytes.
+func logEntriesFor(maxLogBytes int64) int {
+	return int(min(max(maxLogBytes/16, 100), maxLogEntries))
+}
+
 func (r *run) log(level Level, msg string) bool {
 	if r.logsTruncated {
 		return false
 	}
-	// An entry costs its message's bytes, and at least one: a flood of
-	// empty console.log() calls must run into maxLogBytes too.
-	cost := max(int64(len(msg)), 1)
+	if r.opts.Redact != nil {
+		// Before measuring: a secret cut at the limit would not match.
+		msg = r.opts.Redact(msg)
+	}
+	cost := int64(len(msg))
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
-	if cost > left || len(r.res.Logs) >= maxLogEntries {
+	if cost > left || len(r.res.Logs) >= logEntriesFor(r.opts.Limits.MaxLogBytes) {
 		if left > 0 {
 			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: truncateUTF8(msg, int(left)), TimeMs: r.elapsedMs()})
 		}

@@ -91,6 +91,10 @@ type Options struct {
 	// Prelude lists modules imported, in order, before the agent's module:
 	// surfaces use them to define globals (servers as objects, say).
 	Prelude []string
+	// Redact, if set, removes secrets from log messages and diagnostics
+	// before they are measured and clipped: a secret cut in half by a
+	// limit would no longer match, and its first half would get out.
+	Redact func(string) string
 }
 
 // Level is a console level (§3.3.1).

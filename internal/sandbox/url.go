@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -31,8 +32,18 @@ type urlComponents struct {
 
 var errInvalidURL = errors.New("Invalid URL")
 
+// maxURLInput bounds what URL and URLSearchParams hand to the parser. The
+// parsing runs in Go, outside the VM's memory limit and beyond the reach of
+// its interrupt, and costs a multiple of its input: without a bound one
+// call could take seconds and a gigabyte. Browsers refuse URLs past about
+// 2 MB too.
+const maxURLInput = 2 << 20
+
 // urlOp serves the bootstrap's H.url(op, a, b, c). Only strings cross.
 func urlOp(op, a, b, c string) (string, error) {
+	if n := len(a) + len(b) + len(c); n > maxURLInput {
+		return "", fmt.Errorf("URL input too long: %d bytes (URL and URLSearchParams accept at most %d)", n, maxURLInput)
+	}
 	switch op {
 	case "parse":
 		u, err := urlParser.Parse(a)

@@ -28,7 +28,7 @@ type vm interface {
 	// host.done.
 	evalModule(src string, prelude []string) error
 	settle(id int, ok bool, data string) error
-	fire(id int) error
+	fire(id int) (thrown string, err error) // thrown: the description of what the callback threw, or ""
 	runJobs() error
 	// unhandled describes, and forgets, the promise rejections that no
 	// handler has taken so far.
@@ -364,12 +364,18 @@ func (v *qjsVM) settle(id int, ok bool, data string) error {
 	return err
 }
 
-func (v *qjsVM) fire(id int) error {
+// fire runs timer id's callback. A callback that threw gives the
+// description of what it threw (see describe), else "".
+func (v *qjsVM) fire(id int) (string, error) {
 	if err := v.enter(); err != nil {
-		return err
+		return "", err
 	}
-	_, err := v.fireFn.Call(quickjs.UndefinedValue, id)
-	return err
+	r, err := v.fireFn.Call(quickjs.UndefinedValue, id)
+	if err != nil {
+		return "", err
+	}
+	s, _ := r.(string)
+	return s, nil
 }
 
 func (v *qjsVM) runJobs() error {

@@ -207,6 +207,10 @@
     } catch (e) {
       return rejected(new classes.SandboxLimitError(safeMessage(e), { hint: "await host calls (tool calls) before starting more", limit: "pendingOperations" }));
     }
+    // An error that comes back is created on the event loop, where no agent
+    // frame is on the stack, so it carries no position in the agent's code.
+    // Capturing the call site's stack here would fix that, but building an
+    // Error costs ~20 µs in this engine, as much as the rest of the call.
     return new PromiseC(function (resolve, reject) {
       pending[id] = [resolve, reject];
     });
@@ -323,11 +327,20 @@
     delete timers[id];
     H.clear(id);
   }
+  // fire runs a due timer. An exception escaping the callback ends the run
+  // like an uncaught one at top level; it comes back described (the same
+  // JSON as describe()) so that its class and hint are kept, or "" if the
+  // callback returned normally.
   function fire(id) {
     const t = timers[id];
-    if (t === undefined) return;
+    if (t === undefined) return "";
     delete timers[id];
-    apply(t[0], undefined, t[1]);
+    try {
+      apply(t[0], undefined, t[1]);
+    } catch (e) {
+      return describe(e);
+    }
+    return "";
   }
   defineProperty(g, "setTimeout", { value: setTimeout, writable: true, enumerable: false, configurable: true });
   defineProperty(g, "clearTimeout", { value: clearTimeout, writable: true, enumerable: false, configurable: true });
@@ -931,7 +944,21 @@
       const name = names[i];
       const holder = create(null);
       holder[name] = function (input) {
-        return arguments.length === 0 ? call(op) : call(op, input);
+        if (arguments.length === 0 || input === undefined) return call(op);
+        const t = typeof input;
+        if (t === "function" || t === "symbol" || t === "bigint") {
+          const e = new TypeErrorC(name + "() takes JSON data (usually an object of named arguments), not a " + t);
+          // A tool named `then` makes its module namespace thenable: `await
+          // import()` of it calls then(resolve, reject). Throwing (rather
+          // than returning a rejection) makes that import fail at once
+          // instead of calling the tool and never settling.
+          if (name === "then") {
+            e.message += "; this server has a tool named `then`, so import it statically (import { then as t } from ...) rather than with await import()";
+            throw e;
+          }
+          return rejected(e);
+        }
+        return call(op, input);
       };
       out[i] = freeze(holder[name]);
     }
