@@ -432,7 +432,9 @@ globalThis.__codemode_result__ = out;`, newTestHost().options(Limits{}))
 
 	h := newTestHost()
 	opts := h.options(Limits{MaxMemoryBytes: 16 << 20})
-	opts.Handle = func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage("1"), nil }
+	opts.Handle = func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage("1"), nil
+	}
 	res = Run(context.Background(), `import { tool } from "@codemode/servers/x";
 const big = "x".repeat(3 << 20);
 const calls = [];
