@@ -109,6 +109,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{"run without script", []string{"run"}, []string{"exactly one SCRIPT"}},
 		{"missing script file", []string{"run", filepath.Join(dir, "nope.js")}, []string{"reading the script"}},
 		{"bad flag", []string{"run", "--timeout", "5", script}, []string{"flag provided but not defined"}},
+		{"negative limit", []string{"run", "--timeout-ms", "-5", script}, []string{"--timeout-ms -5", "positive"}},
 		{"bad config", []string{"run", "--config", bad, script}, []string{"bad.json", "mcpServers.x.comand", `did you mean "command"`}},
 		{"missing config", []string{"run", "--config", filepath.Join(dir, "none.json"), script}, []string{"none.json", "--config"}},
 		{"bad log level", []string{"run", "--log-level", "loud", script}, []string{"--log-level"}},

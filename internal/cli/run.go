@@ -3,6 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -35,10 +38,17 @@ func (e *env) run(args []string) int {
 		fs.Usage()
 		return e.usageErr(errors.New("run needs exactly one SCRIPT (a file, or - for stdin)"))
 	}
-	for _, v := range []int64{l.TimeoutMs, l.MaxMemoryBytes, l.MaxLogBytes, l.MaxToolCalls, l.MaxResultBytes} {
-		if v < 0 {
-			return e.usageErr(errors.New("limits must be positive numbers"))
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "timeout-ms" && !strings.HasPrefix(f.Name, "max-") {
+			return
 		}
+		if n, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && n <= 0 && bad == nil {
+			bad = fmt.Errorf("--%s %d: limits must be positive (leave the flag out for the default)", f.Name, n)
+		}
+	})
+	if bad != nil {
+		return e.usageErr(bad)
 	}
 	code, err := e.readScript(pos[0])
 	if err != nil {

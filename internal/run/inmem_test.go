@@ -369,3 +369,13 @@ globalThis.__codemode_result__ = out;`})
 		t.Errorf("%d upstream calls, want 1 (only the explicit then({}))", n)
 	}
 }
+
+// A request can lower a limit but not raise it past the host's maximum; a
+// request above it runs at the maximum, with a warning that says so.
+func TestLimitAboveMaximumIsClampedWithAWarning(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{})
+	res := r.Run(context.Background(), Request{Code: `globalThis.__codemode_result__ = 1;`, Limits: config.Limits{TimeoutMs: 99_999_999, MaxToolCalls: 5}})
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Severity != diag.SeverityWarning || !strings.Contains(res.Diagnostics[0].Message, "timeoutMs 99999999 is above this host's maximum; the run uses 300000") || string(res.Result) != "1" {
+		t.Errorf("%s", dump(res))
+	}
+}

@@ -180,6 +180,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		return resp
 	}
 	limits := r.cfg.Resolve(req.Limits)
+	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits)...)
 	out, diags := transpile.Module(req.Code, x.Transpile)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
@@ -223,6 +224,29 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	resp.ToolTrace = v.trace()
 	resp.used = v.usedServers()
 	return resp
+}
+
+// clamped warns about each requested limit the host lowered to its
+// maximum: the run goes on, but not with what the caller asked for.
+func clamped(req, got config.Limits) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, l := range []struct {
+		key      string
+		req, got int64
+	}{
+		{"timeoutMs", req.TimeoutMs, got.TimeoutMs},
+		{"maxMemoryBytes", req.MaxMemoryBytes, got.MaxMemoryBytes},
+		{"maxLogBytes", req.MaxLogBytes, got.MaxLogBytes},
+		{"maxToolCalls", req.MaxToolCalls, got.MaxToolCalls},
+		{"maxResultBytes", req.MaxResultBytes, got.MaxResultBytes},
+	} {
+		if l.req > l.got {
+			out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit,
+				Message: fmt.Sprintf("limits.%s %d is above this host's maximum; the run uses %d", l.key, l.req, l.got),
+				Hint:    fmt.Sprintf("ask for at most %d", l.got)})
+		}
+	}
+	return out
 }
 
 // widenHint tells the agent how far a limit it hit can be raised, and
