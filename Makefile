@@ -10,9 +10,10 @@ npm:
 	npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error
 
 # Benchmarks: every `go test -bench` of the module, 6 rounds, summarised by
-# benchstat (medians with confidence intervals). Method and latest figures:
-# docs/BENCHMARKS.md.
+# benchstat (medians with confidence intervals), with the GC setting the
+# codemode binary uses (GOGC=400, see cmd/codemode). Method and latest
+# figures: docs/BENCHMARKS.md.
 .PHONY: bench
 bench: npm
-	go test -run '^$$' -bench . -benchtime 1s -count 6 ./... | tee bench.txt
+	GOGC=400 go test -run '^$$' -bench . -benchtime 1s -count 6 ./... | tee bench.txt
 	go tool benchstat bench.txt

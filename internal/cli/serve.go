@@ -55,6 +55,16 @@ func (e *env) serve(args []string) int {
 		return status
 	}
 	defer g.close()
+	// Bind the address before any upstream server starts: a port that is
+	// taken or invalid must not cost a round of process starts first.
+	var ln net.Listener
+	if httpAddr != "" {
+		if ln, err = net.Listen("tcp", httpAddr); err != nil {
+			fmt.Fprintf(e.stderr, "codemode: cannot listen on --http %s: %v\n", httpAddr, err)
+			return ExitUsage
+		}
+		defer ln.Close()
+	}
 	if g.cfg.File == "" {
 		fmt.Fprint(e.stderr, noConfigHint)
 	}
@@ -88,15 +98,10 @@ func (e *env) serve(args []string) int {
 		}
 		return ExitOK
 	}
-	return e.serveHTTP(serveCtx, srv, g, httpAddr, serve.HTTPOptions{AuthToken: token, AllowedOrigins: origins, Stateless: stateless})
+	return e.serveHTTP(serveCtx, srv, g, ln, serve.HTTPOptions{AuthToken: token, AllowedOrigins: origins, Stateless: stateless})
 }
 
-func (e *env) serveHTTP(ctx context.Context, srv *serve.Server, g *gateway, addr string, o serve.HTTPOptions) int {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "codemode:", err)
-		return ExitUsage
-	}
+func (e *env) serveHTTP(ctx context.Context, srv *serve.Server, g *gateway, ln net.Listener, o serve.HTTPOptions) int {
 	hs := &http.Server{Handler: srv.Handler(o), ReadHeaderTimeout: 10 * time.Second}
 	g.log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "stateless", o.Stateless,
 		"auth", o.AuthToken != "", "surfaces", g.cfg.Serve.Surfaces, "servers", len(g.cfg.Servers))

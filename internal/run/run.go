@@ -268,14 +268,27 @@ func (r *Runner) widenHint(d diag.Diagnostic, l config.Limits, res *sandbox.Resu
 	default:
 		return d
 	}
-	param := "limits." + key
-	if params != nil {
-		param = params[key]
-	}
-	if param != "" {
+	if param := limitParam(params, key); param != "" {
 		d.Hint += fmt.Sprintf(", or raise %s (up to %d)", param, max)
 	}
 	return d
+}
+
+// limitParam is the parameter through which the caller raises limit key,
+// or "" if it cannot (see Extra.LimitParams).
+func limitParam(params map[string]string, key string) string {
+	if params == nil {
+		return "limits." + key
+	}
+	return params[key]
+}
+
+// orRaise ends a hint with how to raise limit key, where the caller can.
+func (v *View) orRaise(key string) string {
+	if p := limitParam(v.x.LimitParams, key); p != "" {
+		return ", or raise " + p
+	}
+	return ""
 }
 
 // blameSlowStart rewrites a timeout spent waiting for servers that never
@@ -394,7 +407,7 @@ func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
 	if refused > 0 && !hasCode(existing, diag.SandboxLimit) {
 		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 			Message: fmt.Sprintf("%d tool call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),
-			Hint:    "batch work into fewer calls, or raise limits.maxToolCalls"})
+			Hint:    "batch work into fewer calls" + v.orRaise("maxToolCalls")})
 	}
 	failures := v.cat.Failures()
 	for id, err := range died {
@@ -421,8 +434,11 @@ func hasCode(ds []diag.Diagnostic, c diag.Code) bool {
 }
 
 func mentioned(ds []diag.Diagnostic, id string) bool {
+	q := strconv.Quote(id)
 	for _, d := range ds {
-		if d.Code == diag.ImportFailure && strings.Contains(d.Message, fmt.Sprintf("%q", id)) {
+		named := d.Code == diag.ImportFailure || d.Code == diag.CapabilityUnavailable ||
+			d.ErrorClass == diag.ServerNotFoundError || d.ErrorClass == diag.AuthenticationError
+		if named && strings.Contains(d.Message, q) {
 			return true
 		}
 	}

@@ -99,7 +99,7 @@ func (v *View) count(serverID, name string) error {
 		v.refused++
 		return &diag.Error{Class: diag.SandboxLimitError,
 			Message: fmt.Sprintf("call to %s/%s refused: the run already made maxToolCalls (%d) tool calls", serverID, name, v.limits.MaxToolCalls),
-			Hint:    "batch the work into fewer calls (most list tools take filters or page sizes), or raise limits.maxToolCalls",
+			Hint:    "batch the work into fewer calls (most list tools take filters or page sizes)" + v.orRaise("maxToolCalls"),
 			Fields:  map[string]any{"limit": "maxToolCalls", "value": v.limits.MaxToolCalls}}
 	}
 	v.calls++

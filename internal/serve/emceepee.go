@@ -53,6 +53,11 @@ var executeSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"code":{"type":"string","description":"JavaScript function body; return the result"},` +
 	`"timeout":{"type":"number","minimum":1000,"maximum":300000,"default":30000,"description":"ms"}},"required":["code"]}`)
 
+const (
+	searchUsage  = `{"query": "<regex>", "type"?: "tools"|"resources"|"prompts"|"servers"|"all", "server"?: "<regex>", "includeSchemas"?: boolean}`
+	executeUsage = `{"code": "<JavaScript function body>", "timeout"?: <ms, 1000 to 300000>}`
+)
+
 func (s *Server) registerEmceepee(servers []*catalog.Server) {
 	s.addTool(&mcp.Tool{
 		Name:        "codemode_search",
@@ -60,15 +65,15 @@ func (s *Server) registerEmceepee(servers []*catalog.Server) {
 		Description: "Search tools, resources, prompts and servers of the connected MCP servers by regex over names and descriptions. Servers: " + orNone(serverIDs(servers)) + ".",
 		InputSchema: searchSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Search capabilities", ReadOnlyHint: true},
-	}, s.handleEmceepeeSearch)
+	}, checked("codemode_search", searchSchema, searchUsage, s.handleEmceepeeSearch))
 	s.addTool(&mcp.Tool{
 		Name:  "codemode_execute",
 		Title: "Execute code with the mcp API",
 		Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names.
-Returns {success, result, error?, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
+Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
 		InputSchema: executeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
-	}, s.handleEmceepeeExecute)
+	}, checked("codemode_execute", executeSchema, executeUsage, s.handleEmceepeeExecute))
 }
 
 func serverIDs(servers []*catalog.Server) []string {
@@ -131,7 +136,7 @@ func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequ
 		IncludeSchemas bool   `json:"includeSchemas"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-		return errorResult(`the arguments must be {"query": "<regex>", "type"?: "tools"|"resources"|"prompts"|"servers"|"all", "server"?: "<regex>", "includeSchemas"?: boolean}`), nil
+		return errorResult("codemode_search: call it with " + searchUsage), nil
 	}
 	if in.Type == "" {
 		in.Type = "all"
@@ -150,7 +155,7 @@ func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequ
 	want := func(t string) bool { return in.Type == "all" || in.Type == t }
 	out := map[string]any{}
 	view := s.cat.View()
-	servers, _ := view.All(ctx)
+	servers, _ := s.reachable(ctx, view)
 	var tools, resources, prompts []searchHit
 	for _, srv := range servers {
 		if !matches(sp, srv.ID, srv.Name) {
@@ -220,7 +225,7 @@ func nonNilHits(h []searchHit) []searchHit {
 
 // statuses reports every configured server with its connection state.
 func (s *Server) statuses(ctx context.Context, view *catalog.View) []serverStatus {
-	servers, failed := view.All(ctx)
+	servers, failed := s.reachable(ctx, view)
 	byID := map[string]*catalog.Server{}
 	for _, srv := range servers {
 		byID[srv.ID] = srv
@@ -257,10 +262,67 @@ type emceepeeResult struct {
 	Stats   emceepeeStats   `json:"stats"`
 }
 
+// emceepeeError is a JavaScript error as emceepee reports it: {name,
+// message, stack}, plus what codemode knows besides: the diagnostic's code
+// and the hint.
 type emceepeeError struct {
 	Name    string `json:"name"`
 	Message string `json:"message"`
-	Stack   string `json:"stack,omitempty"`
+	Stack   string `json:"stack"`
+	Code    string `json:"code,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// messagePrefixes are what the sandbox puts before the error in the
+// message of a diagnostic, outermost first.
+var messagePrefixes = []string{"unhandled promise rejection: ", "uncaught exception in a setTimeout callback: ", "reading the result: ", "Uncaught "}
+
+// emceepeeErrorOf turns a run's error diagnostic back into the error the
+// script saw: the name of its class (Error, TypeError, SchemaValidationError,
+// …), its own message, and a stack in the engine's form, "Name: message\n
+// at script.js:1:7". A failure that is not a JavaScript error (a limit, a
+// syntax error, an import) is named by its class when it has one, else as
+// codemode's CodemodeError; the code keeps the diagnostic's code either way.
+func emceepeeErrorOf(d diag.Diagnostic) *emceepeeError {
+	msg := d.Message
+	for _, p := range messagePrefixes {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	name := string(d.ErrorClass)
+	switch {
+	case name != "":
+		msg = strings.TrimPrefix(msg, name+": ")
+	case d.Code == diag.SyntaxError:
+		name, msg = "SyntaxError", strings.TrimPrefix(msg, "SyntaxError: ")
+	case d.Code == diag.UncaughtException:
+		// "TypeError: bad thing"; a thrown non-Error value has no name.
+		if n, rest, ok := strings.Cut(msg, ": "); ok && jsIdentifier(n) {
+			name, msg = n, rest
+		} else {
+			name = "Error"
+		}
+	default:
+		name = string(diag.CodemodeError)
+	}
+	stack := name + ": " + msg
+	if d.Path != "" {
+		stack += "\n    at " + d.Path
+	}
+	return &emceepeeError{Name: name, Message: msg, Stack: stack, Code: string(d.Code), Hint: d.Hint}
+}
+
+// jsIdentifier reports whether s could be an error class's name.
+func jsIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		letter := c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 type emceepeeStats struct {
@@ -274,7 +336,7 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 		Timeout *float64 `json:"timeout"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Code == nil {
-		return errorResult(`the arguments must be {"code": "<JavaScript>", "timeout"?: <ms between 1000 and 300000>}`), nil
+		return errorResult("codemode_execute: call it with " + executeUsage), nil
 	}
 	timeout := int64(30_000)
 	if in.Timeout != nil {
@@ -304,19 +366,10 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 		out.Logs = append(out.Logs, msg)
 	}
 	for _, d := range resp.Diagnostics {
-		if d.Severity != diag.SeverityError {
-			continue
+		if d.Severity == diag.SeverityError {
+			out.Error = emceepeeErrorOf(d)
+			break
 		}
-		name := string(d.ErrorClass)
-		if name == "" {
-			name = string(d.Code)
-		}
-		msg := d.Message
-		if d.Hint != "" {
-			msg += " (hint: " + d.Hint + ")"
-		}
-		out.Error = &emceepeeError{Name: name, Message: msg, Stack: d.Path}
-		break
 	}
 	return jsonResult(out), nil
 }
@@ -376,7 +429,7 @@ func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json
 	if err != nil {
 		return nil, badCall(op, err.Error())
 	}
-	servers, _ := view.All(ctx)
+	servers, _ := s.reachable(ctx, view)
 	out := []any{}
 	for _, srv := range servers {
 		if !matches(re, srv.ID, srv.Name) {

@@ -21,34 +21,38 @@ import (
 // Bifrost's three tools: a virtual tree of .d.ts files, a reader with line
 // ranges, and an executor where each server is a global object.
 
+var listFilesSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
 var readFileSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"fileName":{"type":"string","description":"a path from listToolFiles, e.g. servers/github.d.ts"},` +
 	`"startLine":{"type":"integer","minimum":1,"description":"1-based, inclusive"},` +
 	`"endLine":{"type":"integer","minimum":1,"description":"1-based, inclusive"}},"required":["fileName"]}`)
+
+const readFileUsage = `{"fileName": "servers/<id>.d.ts", "startLine"?: n ≥ 1, "endLine"?: n ≥ 1}`
 
 func (s *Server) registerFiles(servers []*catalog.Server) {
 	s.addTool(&mcp.Tool{
 		Name:        "listToolFiles",
 		Title:       "List tool declaration files",
 		Description: "List the virtual TypeScript declaration files of the connected MCP servers' tools. Read them with readToolFile, then call the tools with executeToolCode.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		InputSchema: listFilesSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "List tool files", ReadOnlyHint: true},
-	}, s.handleListFiles)
+	}, checked("listToolFiles", listFilesSchema, "{}", s.handleListFiles))
 	s.addTool(&mcp.Tool{
 		Name:        "readToolFile",
 		Title:       "Read a tool declaration file",
 		Description: "Read a .d.ts file listed by listToolFiles, whole or from startLine to endLine.",
 		InputSchema: readFileSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Read tool file", ReadOnlyHint: true},
-	}, s.handleReadFile)
+	}, checked("readToolFile", readFileSchema, readFileUsage, s.handleReadFile))
 	s.addTool(&mcp.Tool{
 		Name:  "executeToolCode",
 		Title: "Execute TypeScript with tool bindings",
-		Description: "Run TypeScript as the body of an async function (`return` the result) in which each server is a global object named by its id (\"-\" becomes \"_\"): const r = await everything.get_sum({a: 1, b: 2}); return r;\n" +
+		Description: "Run TypeScript as the body of an async function (`return` the result) in which each server is a global object named by its id (\"-\" becomes \"_\"): const r = await " + exampleCall(servers) + "; return r;\n" +
 			unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
 		InputSchema: codeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Execute tool code", OpenWorldHint: ptr(true)},
-	}, s.handleExecuteCode)
+	}, checked("executeToolCode", codeSchema, codeUsage("const r = await <server>.<tool>({...}); return r"), s.handleExecuteCode))
 }
 
 // files returns the virtual tree: path → server and tool (empty for a
@@ -103,7 +107,7 @@ func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (
 		EndLine   int    `json:"endLine"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.FileName == "" {
-		return errorResult(`the arguments must be {"fileName": "servers/<id>.d.ts", "startLine"?: n, "endLine"?: n}`), nil
+		return errorResult("readToolFile: call it with " + readFileUsage), nil
 	}
 	files, servers := s.files(ctx)
 	name := path.Clean(strings.TrimPrefix(in.FileName, "/"))

@@ -308,6 +308,9 @@ func TestSIGTERMDrainsHTTP(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("exit status %d (%v), want 0; stderr:\n%s", code, err, tail(gw.stderr.String(), 3000))
 	}
+	if strings.Contains(gw.stderr.String(), "level=ERROR") {
+		t.Errorf("SIGTERM was logged as an error:\n%s", tail(gw.stderr.String(), 3000))
+	}
 }
 
 // checkRefused checks that a call made after SIGTERM was refused.
@@ -405,6 +408,10 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 	case <-exited:
 		if waitErr != nil {
 			t.Fatalf("exit: %v, want status 0; stderr:\n%s", waitErr, tail(stderr.String(), 3000))
+		}
+		// A requested shutdown is not an error.
+		if strings.Contains(stderr.String(), "level=ERROR") {
+			t.Errorf("SIGTERM was logged as an error:\n%s", tail(stderr.String(), 3000))
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("codemode did not exit after draining; stderr:\n%s", tail(stderr.String(), 3000))

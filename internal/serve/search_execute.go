@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/schema"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 	"github.com/codemode-mcp/codemode/internal/typegen"
 )
@@ -36,22 +39,60 @@ func (s *Server) registerSearchExecute(servers []*catalog.Server) {
 	for _, srv := range servers {
 		ids = append(ids, srv.ID)
 	}
+	// The examples use what is connected (see exampleCall).
+	searchExample := "Object.keys(catalog.operations)"
+	if len(servers) > 0 {
+		searchExample = "Object.keys(catalog.operations[" + strconv.Quote(servers[0].ID) + "])"
+	}
 	s.addTool(&mcp.Tool{
 		Name:  "search",
 		Title: "Search the tool catalog with code",
-		Description: `Run an async arrow function that receives the catalog and returns what it likes, e.g. async (catalog) => Object.keys(catalog.operations.github).
+		Description: `Run an async arrow function that receives the catalog and returns what it likes, e.g. async (catalog) => ` + searchExample + `.
 catalog = {servers: [{serverId, serverName, version?, description?}], operations: {[serverId]: {[exportName]: {toolName, description, inputSchema, outputSchema?, annotations?}}}, prompts, resources, resourceTemplates: {[serverId]: [...]}}. Read-only, 10 s timeout. Servers: ` + orNone(ids) + ".",
 		InputSchema: codeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Search", ReadOnlyHint: true},
-	}, s.handleSearch)
+	}, checked("search", codeSchema, codeUsage("async (catalog) => ..."), s.handleSearch))
 	s.addTool(&mcp.Tool{
 		Name:  "execute",
 		Title: "Execute code against MCP tools",
-		Description: `Run an async arrow function, e.g. async () => { const r = await github.search_issues({q: "bug"}); return r.total_count }, and get {logs, result, diagnostics, toolTrace}.
+		Description: `Run an async arrow function, e.g. async () => { const r = await ` + exampleCall(servers) + `; return r }, and get {logs, result, diagnostics, toolTrace}.
 Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
 		InputSchema: codeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
-	}, s.handleExecute)
+	}, checked("execute", codeSchema, codeUsage("async () => ..."), s.handleExecute))
+}
+
+// exampleCall is a call of a connected server's tool as its global object
+// names it, for the examples of the descriptions: a model copies examples,
+// and one that names a server that is not there costs it a failed run. It
+// prefers a read-only tool whose smallest valid input is short; failing
+// that, the first tool, its input elided. Without any tool it is a
+// placeholder that reads as one.
+func exampleCall(servers []*catalog.Server) string {
+	var first *catalog.Server
+	for _, srv := range servers {
+		if len(srv.Tools) > 0 {
+			first = srv
+			break
+		}
+	}
+	if first == nil {
+		return "<serverId>.<tool>({ ... })"
+	}
+	name := typegen.GlobalName(first.ID) + "."
+	tools := first.Tools[:min(len(first.Tools), 20)]
+	for _, readOnly := range []bool{true, false} {
+		for _, t := range tools {
+			if readOnly && (t.Tool.Annotations == nil || !t.Tool.Annotations.ReadOnlyHint) {
+				continue
+			}
+			b, err := json.Marshal(schema.Example(t.Tool.InputSchema))
+			if err == nil && len(b) <= 40 && !bytes.Equal(b, []byte("null")) {
+				return name + t.ExportName + "(" + string(b) + ")"
+			}
+		}
+	}
+	return name + first.Tools[0].ExportName + "({ ... })"
 }
 
 func orNone(ids []string) string {
@@ -76,8 +117,22 @@ func codeArg(raw json.RawMessage) (string, *mcp.CallToolResult) {
 // cannot change: no hint suggests raising one.
 var fixedLimits = map[string]string{}
 
+// codeUsage is the shape of a good call of a {code} tool, for refusals.
+func codeUsage(example string) string {
+	return `{"code": "` + example + `"}`
+}
+
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// searchTranspile runs search's code as an expression whose value, a
+// function, the catalog module's search() calls with the catalog. It is
+// transpile.Call with a check: any other value is refused with the form
+// the code must take, rather than returned as the result.
+var searchTranspile = &transpile.Options{
+	Prefix: fmt.Sprintf("import { search as __codemode_search } from %q;globalThis.__codemode_result__ = await __codemode_search(", catalogModule),
+	Suffix: "\n);\n",
 }
 
 func (s *Server) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -86,7 +141,7 @@ func (s *Server) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*m
 		return bad, nil
 	}
 	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
-		Transpile:   transpile.Call(fmt.Sprintf("import { catalog as __codemode_catalog } from %q;", catalogModule), "await __codemode_catalog()"),
+		Transpile:   searchTranspile,
 		ReadOnly:    true,
 		Modules:     s.surfaceModules,
 		Ops:         s.surfaceOps,
@@ -120,29 +175,80 @@ func (s *Server) runCallOrBody(ctx context.Context, code string, timeoutMs int64
 func (s *Server) surfaceModules(ctx context.Context, v *run.View, spec string) (string, bool) {
 	switch spec {
 	case catalogModule:
-		return `import { call } from "@codemode/internal";
-export const catalog = () => call("surface.catalog", []);
-`, true
+		return catalogSource, true
 	case globalsModule:
-		return globalsSource(ctx, v), true
+		return s.globalsSource(ctx, v), true
 	case mcpModule:
 		return mcpSource, true
 	}
 	return "", false
 }
 
-// globalsSource defines one global object per connected server: the
-// server's module namespace, which is frozen and lists its tools.
-func globalsSource(ctx context.Context, v *run.View) string {
-	servers, _ := v.Catalog().All(ctx)
+// catalogSource is search's module: the catalog as data, and search(),
+// which calls the agent's function with it.
+const catalogSource = `import { call, classes } from "@codemode/internal";
+export const catalog = () => call("surface.catalog", []);
+export async function search(f) {
+  if (typeof f !== "function") {
+    throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
+      { hint: "pass the function itself, e.g. async (catalog) => Object.keys(catalog.operations)" });
+  }
+  return await f(await catalog());
+}
+`
+
+// globalsSource defines one global object per configured server. A
+// connected server's object is its module namespace, which is frozen and
+// lists its tools. A server that cannot be reached gets an object whose
+// every tool rejects with the reason (ServerNotFoundError, or
+// AuthenticationError): a script that uses it learns why, and one that
+// does not is not told about it.
+func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
+	servers, failed := s.reachable(ctx, v.Catalog())
 	var b strings.Builder
+	b.WriteString(`import { call, freeze } from "@codemode/internal";
+const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+const unreachable = (id) => new Proxy(freeze(Object.create(null)), {
+  get: (_, name) => typeof name !== "string" || name === "then" ? undefined :
+    freeze(function (input) { return arguments.length === 0 || input === undefined ? call("surface.call", [id, name]) : call("surface.call", [id, name, input]); }),
+});
+`)
 	for i, srv := range servers {
 		fmt.Fprintf(&b, "import * as s%d from %q;\n", i, run.ServerModulePrefix+srv.ID)
 	}
 	for i, srv := range servers {
-		fmt.Fprintf(&b, "Object.defineProperty(globalThis, %q, { value: s%d, writable: false, enumerable: false, configurable: false });\n", typegen.GlobalName(srv.ID), i)
+		fmt.Fprintf(&b, "define(%q, s%d);\n", typegen.GlobalName(srv.ID), i)
+	}
+	for _, id := range v.Catalog().IDs() {
+		if _, down := failed[id]; down {
+			fmt.Fprintf(&b, "define(%q, unreachable(%q));\n", typegen.GlobalName(id), id)
+		}
 	}
 	return b.String()
+}
+
+// reachable returns the servers a run can use, in configuration order, and
+// why the others cannot be used. The servers come from the run's view, so
+// that the run sees one state of each (§8.2); which ones are down is asked
+// of a view of its own first, because a run's view remembers every server
+// that failed it and the run then warns about it (UPSTREAM_UNAVAILABLE):
+// listing servers, or giving each a global object, is not using them, and a
+// script that never touches a broken server must not hear about it.
+func (s *Server) reachable(ctx context.Context, v *catalog.View) ([]*catalog.Server, map[string]error) {
+	_, failed := s.cat.View().All(ctx)
+	var out []*catalog.Server
+	for _, id := range v.IDs() {
+		if _, down := failed[id]; down {
+			continue
+		}
+		srv, err := v.Server(ctx, id)
+		if err != nil {
+			failed[id] = err
+			continue
+		}
+		out = append(out, srv)
+	}
+	return out, failed
 }
 
 // surfaceOps serves the host operations the non-spec surfaces add.
@@ -150,6 +256,22 @@ func (s *Server) surfaceOps(ctx context.Context, v *run.View, op string, payload
 	switch {
 	case op == "surface.catalog":
 		out, err := s.catalogData(ctx, v)
+		return out, err, true
+	case op == "surface.call":
+		// A tool of a server that was unreachable when the run began
+		// (see globalsSource): called the way a binding calls it, so
+		// that it fails as a binding would, or works if the server is
+		// back.
+		var args []json.RawMessage
+		var id, name string
+		if json.Unmarshal(payload, &args) != nil || len(args) < 2 || json.Unmarshal(args[0], &id) != nil || json.Unmarshal(args[1], &name) != nil {
+			return nil, badCall(op, "malformed arguments"), true
+		}
+		var input json.RawMessage
+		if len(args) > 2 {
+			input = args[2]
+		}
+		out, err := v.CallTool(ctx, id, name, input)
 		return out, err, true
 	case strings.HasPrefix(op, "mcp."):
 		out, err := s.mcpOp(ctx, v, op, payload)
@@ -175,7 +297,7 @@ type serverEntry struct {
 
 // catalogData is the `catalog` argument of search.
 func (s *Server) catalogData(ctx context.Context, v *run.View) (json.RawMessage, error) {
-	servers, _ := v.Catalog().All(ctx)
+	servers, _ := s.reachable(ctx, v.Catalog())
 	out := struct {
 		Servers           []serverEntry                   `json:"servers"`
 		Operations        map[string]map[string]operation `json:"operations"`

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -174,8 +175,11 @@ func (s *Server) refresh(ctx context.Context) {
 	s.warmOnce.Do(func() { close(s.warm) })
 }
 
-// errShuttingDown refuses work once a shutdown has begun.
-var errShuttingDown = errors.New("codemode is shutting down and accepts no new calls; retry against a running instance")
+// errShuttingDown refuses work once a shutdown has begun: a JSON-RPC
+// internal error (-32603), since the request itself is fine. (A plain Go
+// error would go out with code 0, which no client can classify.)
+var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: "codemode is shutting down and accepts no new calls; retry against a running instance"}
 
 // waitForWarmup holds tools/list until the first refresh, so that the first
 // description a client sees already knows the servers. It also refuses new
@@ -218,13 +222,34 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 }
 
 // ServeStdio serves one client over stdin and stdout until the client goes
-// away or ctx ends.
+// away or ctx ends. The end of ctx is a requested shutdown, not a failure:
+// it returns nil.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	t := newReplyTracker(&mcp.StdioTransport{})
+	return s.serveTransport(ctx, &mcp.StdioTransport{})
+}
+
+// serveTransport is mcp.Server.Run without its logging: Run reports the
+// end of its ctx as an error ("server run cancelled"), which on a SIGTERM
+// is exactly what was asked for.
+func (s *Server) serveTransport(ctx context.Context, transport mcp.Transport) error {
+	t := newReplyTracker(transport)
 	s.mu.Lock()
 	s.replies = t
 	s.mu.Unlock()
-	return s.mcp.Run(ctx, t)
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return nil
+	}
 }
 
 // Drain stops accepting tool calls and waits until those in flight are done

@@ -510,6 +510,7 @@ type emceepeeOut struct {
 	Error   *struct {
 		Name    string `json:"name"`
 		Message string `json:"message"`
+		Stack   string `json:"stack"`
 	} `json:"error"`
 	Logs  *[]string `json:"logs"`
 	Stats *struct {
@@ -674,11 +675,12 @@ return { servers, toolCount: tools.length, toolServers: [...new Set(tools.map((t
 	}
 
 	fail := asEmceepee(t, out[8])
-	if fail.Success || fail.Error == nil || !strings.Contains(fail.Error.Message, "bad thing") || !slices.Contains(*fail.Logs, "about to fail") {
-		t.Errorf("a thrown error: %s", out[8])
+	if fail.Success || fail.Error == nil || fail.Error.Name != "TypeError" || fail.Error.Message != "bad thing" ||
+		!strings.HasPrefix(fail.Error.Stack, "TypeError: bad thing\n    at ") || !slices.Contains(*fail.Logs, "about to fail") {
+		t.Errorf("a thrown error: want {name: TypeError, message: bad thing, stack}: %s", out[8])
 	}
 	for _, i := range []int{9, 10} {
-		if res := decode[toolResult](t, out[i]); !(res.IsError && strings.Contains(res.text(), "out of range")) && res.Error == "" {
+		if res := decode[toolResult](t, out[i]); !(res.IsError && strings.Contains(res.text(), `"timeout"`)) && res.Error == "" {
 			t.Errorf("step %d: a timeout out of 1000..300000 was not refused: %s", i, out[i])
 		}
 	}
