@@ -379,3 +379,13 @@ func TestLimitAboveMaximumIsClampedWithAWarning(t *testing.T) {
 		t.Errorf("%s", dump(res))
 	}
 }
+
+// QuickJS's "not a function" does not name the callee; the hint points at
+// the likeliest cause in a Code Mode script, a tool under a wrong name.
+func TestNotAFunctionHint(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{})
+	res := r.Run(context.Background(), Request{Code: `import * as d from "@codemode/discovery"; await d.listServer();`})
+	if len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Hint, "__meta__.tools") {
+		t.Errorf("%s", dump(res))
+	}
+}

@@ -218,6 +218,11 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		if sres.TimedOut {
 			d = v.blameSlowStart(d)
 		}
+		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "not a function") {
+			// QuickJS does not name the callee; the likeliest one in a
+			// Code Mode script is a tool under a wrong name.
+			d.Hint = "if it is a tool, check its export name: see the server module's __meta__.tools, or listTools(serverId) from @codemode/discovery"
+		}
 		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres, x.LimitParams))
 	}
 	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)

@@ -335,3 +335,27 @@ func TestDescriptionExamplesUseTheCatalog(t *testing.T) {
 		t.Errorf("search without servers: %s", d["search"])
 	}
 }
+
+// On the surfaces with servers as global objects, calling a name that is
+// no tool of the server throws ToolNotFoundError listing the tools, not
+// "not a function"; the server object still looks like its module.
+func TestGlobalUnknownToolIsToolNotFound(t *testing.T) {
+	g := newInproc(t, true, nil, "search-execute", "files")
+	for tool, code := range map[string]string{
+		"execute":         `async () => { try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] } }`,
+		"executeToolCode": `try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] }`,
+	} {
+		var res struct {
+			StructuredContent struct{ Result json.RawMessage }
+		}
+		raw := g.call(t, tool, map[string]any{"code": code})
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		var got []any
+		json.Unmarshal(res.StructuredContent.Result, &got)
+		if len(got) != 5 || got[0] != "ToolNotFoundError" || !strings.Contains(fmt.Sprint(got[1]), "add") || got[2] != "undefined" || got[3] != true || got[4] != "3" {
+			t.Errorf("%s: %s", tool, raw)
+		}
+	}
+}

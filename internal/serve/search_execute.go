@@ -208,16 +208,25 @@ func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
 	var b strings.Builder
 	b.WriteString(`import { call, freeze } from "@codemode/internal";
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+const route = (id, name) => freeze(function (input) { return arguments.length === 0 || input === undefined ? call("surface.call", [id, name]) : call("surface.call", [id, name, input]); });
+// Names asked of any object by the language and by common idioms; they stay
+// undefined instead of turning into tool calls.
+const inert = { __proto__: null, then: 1, toJSON: 1, toString: 1, valueOf: 1, constructor: 1 };
 const unreachable = (id) => new Proxy(freeze(Object.create(null)), {
-  get: (_, name) => typeof name !== "string" || name === "then" ? undefined :
-    freeze(function (input) { return arguments.length === 0 || input === undefined ? call("surface.call", [id, name]) : call("surface.call", [id, name, input]); }),
+  get: (_, name) => typeof name !== "string" || name in inert ? undefined : route(id, name),
+});
+// A server's module namespace, where a name that is no tool calls through
+// the host, which throws ToolNotFoundError listing the tools there are,
+// rather than "not a function".
+const server = (id, ns) => new Proxy(ns, {
+  get: (t, name) => typeof name !== "string" || name in t || name in inert ? t[name] : route(id, name),
 });
 `)
 	for i, srv := range servers {
 		fmt.Fprintf(&b, "import * as s%d from %q;\n", i, run.ServerModulePrefix+srv.ID)
 	}
 	for i, srv := range servers {
-		fmt.Fprintf(&b, "define(%q, s%d);\n", typegen.GlobalName(srv.ID), i)
+		fmt.Fprintf(&b, "define(%q, server(%q, s%d));\n", typegen.GlobalName(srv.ID), srv.ID, i)
 	}
 	for _, id := range v.Catalog().IDs() {
 		if _, down := failed[id]; down {
@@ -258,10 +267,10 @@ func (s *Server) surfaceOps(ctx context.Context, v *run.View, op string, payload
 		out, err := s.catalogData(ctx, v)
 		return out, err, true
 	case op == "surface.call":
-		// A tool of a server that was unreachable when the run began
-		// (see globalsSource): called the way a binding calls it, so
-		// that it fails as a binding would, or works if the server is
-		// back.
+		// A tool of a server that was unreachable when the run began,
+		// or a name that is no tool of a server (see globalsSource):
+		// called the way a binding calls it, so that it fails as a
+		// binding would, or works if the server is back.
 		var args []json.RawMessage
 		var id, name string
 		if json.Unmarshal(payload, &args) != nil || len(args) < 2 || json.Unmarshal(args[0], &id) != nil || json.Unmarshal(args[1], &name) != nil {
