@@ -110,3 +110,18 @@ func BenchmarkServerModule(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(servers)), "ns/server")
 	})
 }
+
+// BenchmarkRefCycle converts one tool whose input is a cycle of n $defs:
+// the time per def stays flat as n grows (TestLongRefCycle checks the
+// allocations).
+func BenchmarkRefCycle(b *testing.B) {
+	for _, n := range []int{500, 1000, 2000} {
+		s := cycleServer(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				ServerModule(s, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/def")
+		})
+	}
+}

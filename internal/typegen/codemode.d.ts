@@ -1,10 +1,17 @@
 /**
  * codemode standard library: the @codemode/* modules and the sandbox globals.
- * A script type-checks exactly as the sandbox runs it with
- *   tsc --noEmit --strict --lib es2023 --types "" codemode.d.ts <servers>.d.ts script.ts
+ * A script type-checks as the sandbox runs it with
+ *   tsc --noEmit --strict --types "" --lib LIBS codemode.d.ts <servers>.d.ts script.ts
+ * where LIBS is es2023 without the parts the sandbox deletes (SharedArrayBuffer,
+ * Atomics, WeakRef, FinalizationRegistry):
+ *   --lib es5,es2015.core,es2015.collection,es2015.iterable,es2015.generator,es2015.promise,es2015.proxy,es2015.reflect,es2015.symbol,es2015.symbol.wellknown,es2016.array.include,es2016.intl,es2017.arraybuffer,es2017.date,es2017.intl,es2017.object,es2017.string,es2017.typedarrays,es2018.asynciterable,es2018.asyncgenerator,es2018.promise,es2018.regexp,es2018.intl,es2019.array,es2019.object,es2019.string,es2019.symbol,es2019.intl,es2020.bigint,es2020.date,es2020.number,es2020.promise,es2020.string,es2020.symbol.wellknown,es2020.intl,es2021.promise,es2021.string,es2021.intl,es2022.array,es2022.error,es2022.intl,es2022.object,es2022.regexp,es2022.string,es2023.array,es2023.collection,es2023.intl
+ * Then what §3.5 forbids fails to type-check (fetch, XMLHttpRequest, WebSocket,
+ * setInterval, process, require are not declared), except eval and the
+ * Function constructor, which every ES lib declares: the sandbox deletes eval,
+ * and Function (with strings or without) throws EvalError.
  * Server functions (@codemode/servers/<id>) resolve to the tool's
  * structuredContent when the tool declares an outputSchema; otherwise to
- * ToolResult: the text of a single text block, else the MCP result (§5.3.2).
+ * ToolResult (below, §5.3.2).
  * Their doc comments carry the MCP tool annotations the server set:
  * @readOnly, @destructive or @nonDestructive, @idempotent, @openWorld or
  * @closedWorld (readOnlyHint, destructiveHint, idempotentHint, openWorldHint).
@@ -18,14 +25,22 @@ declare module "@codemode/discovery" {
     serverId: string;
     serverName: string;
     capabilities?: string[];
-    status: "connected" | "not-connected" | "error";
+    /**
+     * "connected"; "connecting": still starting, ask again later; "error":
+     * it failed (see error); "backoff": it failed or died and is restarted
+     * on the first use after retryInMs.
+     */
+    status: "connected" | "connecting" | "error" | "backoff";
+    /** Why it is not connected. */
     error?: string;
+    /** With status "backoff": milliseconds until it may be restarted. */
+    retryInMs?: number;
   }
   export interface ServerDescription extends ServerInfo {
     description?: string;
     version?: string;
     title?: string;
-    toolCount?: number;
+    toolCount: number;
   }
   export interface ToolAnnotations {
     title?: string;
@@ -61,7 +76,7 @@ declare module "@codemode/discovery" {
     detail?: Detail;
     /** Search one server only. */
     serverId?: string;
-    /** Maximum number of results; defaults to the host's maximum. */
+    /** Maximum number of results, an integer: 10 if absent or not positive, at most 100 (larger values are capped). */
     limit?: number;
   }
   export function listServers(): Promise<ServerInfo[]>;
@@ -75,18 +90,23 @@ declare module "@codemode/discovery" {
 declare module "@codemode/errors" {
   /** Base class of every error the host throws into a script. */
   export class CodemodeError extends Error {
-    /** One corrective action. */
+    /** Every other member of options becomes a read-only field of the error. */
+    constructor(message?: string, options?: { hint?: string; [field: string]: unknown });
+    /** One corrective action ("" if none was given). */
     readonly hint: string;
   }
-  /** A tool input failed schema validation; nothing was sent to the server. */
+  /**
+   * A tool input failed schema validation; nothing was sent to the server.
+   * The fields are absent only when the input was not JSON data at all.
+   */
   export class SchemaValidationError extends CodemodeError {
-    readonly serverId: string;
-    readonly toolName: string;
-    readonly exportName: string;
-    /** JSON Pointer to the failing value in the input. */
-    readonly path: string;
-    readonly expected: string;
-    readonly received: string;
+    readonly serverId?: string;
+    readonly toolName?: string;
+    readonly exportName?: string;
+    /** JSON Pointer to the failing value in the input ("" for the input itself). */
+    readonly path?: string;
+    readonly expected?: string;
+    readonly received?: string;
     /** A minimal valid input, from the schema's examples or synthesized. */
     readonly example?: unknown;
   }
@@ -111,18 +131,21 @@ declare module "@codemode/errors" {
   }
   /** A sandbox limit (timeout, memory, tool calls) was exceeded. */
   export class SandboxLimitError extends CodemodeError {
+    /** Which limit: "maxToolCalls", "maxMemoryBytes", "pendingOperations", "pendingTimers", … */
     readonly limit: string;
-    readonly value: number;
+    /** The configured value of the limit, for limits of the run's configuration. */
+    readonly value?: number;
   }
 }
 
 /** Types shared by every server's declarations. */
 declare namespace CodeMode {
-  type ToolResult = string | CallToolResult;
+  /** A JSON object, as structuredContent is. */
+  type StructuredContent = { [key: string]: unknown };
   /** An MCP tools/call result. Binary data (image, audio, blob) is base64. */
   interface CallToolResult {
     content: ContentBlock[];
-    structuredContent?: { [key: string]: unknown };
+    structuredContent?: StructuredContent;
     isError?: boolean;
     _meta?: { [key: string]: unknown };
   }
@@ -175,8 +198,14 @@ declare namespace CodeMode {
   }
 }
 
-/** What a tool without an outputSchema resolves to (§5.3.2): a single text block as its string, anything else as the MCP result. */
-type ToolResult = CodeMode.ToolResult;
+/**
+ * What a tool without an outputSchema resolves to (§5.3.2), by the first rule
+ * that applies: the result's structuredContent (a JSON object) if it has one;
+ * the text of a single text block as a string; otherwise the whole MCP result.
+ * Check before use: typeof r === "string" for text; an object is either
+ * structuredContent or the MCP result (content, isError), by its fields.
+ */
+type ToolResult = string | CodeMode.CallToolResult | CodeMode.StructuredContent;
 
 /** Assign the run's result here (§3.2.2): it becomes the response's `result` (null if never set). */
 declare var __codemode_result__: unknown;
@@ -190,7 +219,7 @@ declare var console: {
 };
 
 declare function setTimeout<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): number;
-declare function clearTimeout(id: number | undefined): void;
+declare function clearTimeout(id?: number): void;
 
 declare class TextEncoder {
   readonly encoding: "utf-8";
@@ -208,6 +237,9 @@ declare class TextDecoder {
 
 declare class URL {
   constructor(url: string | URL, base?: string | URL);
+  static canParse(url: string | URL, base?: string | URL): boolean;
+  /** The URL, or null where the constructor would throw. */
+  static parse(url: string | URL, base?: string | URL): URL | null;
   hash: string;
   host: string;
   hostname: string;

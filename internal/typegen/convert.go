@@ -1,7 +1,9 @@
 package typegen
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -37,6 +39,14 @@ type conv struct {
 	exportName string
 	targets    map[*value]*target
 	order      []*value // targets in discovery order
+	// The reference graph analyze builds, kept for fingerprints: what each
+	// walk root refers to, its strongly connected components, and
+	// memoised hashes.
+	edges  map[*value][]*value
+	sccs   [][]*value
+	sccOf  map[*value]int
+	sccFP  map[int]string
+	jsonFP map[*value][sha256.Size]byte
 }
 
 func newConv(g *gen, root *value, tool, side, exportName string) *conv {
@@ -56,8 +66,27 @@ func (c *conv) root() *tsType { return c.convert(c.d.root, "", 0, nil) }
 
 // inherit is what a oneOf/anyOf branch takes from its parent.
 type inherit struct {
-	typ    *value // the parent's `type`, for branches without one
-	closed bool   // the parent is an object: a branch adds no index signature of its own
+	typ *value // the parent's `type`, for branches without one
+	// closed: the parent is an object, whose part decides which other keys
+	// are allowed; a branch adds no index signature of its own, and one
+	// that adds nothing at all is `{}`, not a closed empty object.
+	closed bool
+}
+
+// holdsObjects reports whether t is `{}` or a union with a `{}` member (at
+// any depth: a branch with a description stays a union of its own).
+func holdsObjects(t *tsType) bool {
+	if isEmpty(t) {
+		return true
+	}
+	if t.kind == tUnion {
+		for _, m := range t.members {
+			if holdsObjects(m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *conv) convert(s *value, path string, depth int, in *inherit) *tsType {
@@ -105,20 +134,28 @@ func (c *conv) body(s *value, path string, depth int, in *inherit) *tsType {
 	if base {
 		// Next to a $ref, an object part only adds constraints: the
 		// referenced type decides which other keys are allowed.
-		closed := in != nil && in.closed || hasRef
-		parts = append(parts, c.typed(s, typ, path, depth, closed))
+		inherited := in != nil && in.closed || hasRef
+		parts = append(parts, c.typed(s, typ, path, depth, inherited))
 	}
 	branchIn := &inherit{typ: typ, closed: base && isObjectish(s)}
 	if all := s.get("allOf"); all != nil {
 		parts = append(parts, inter(c.branches(all, "allOf", path, depth, branchIn, false)...))
 	}
+	// Next to the object part, a union with a `{}` branch (one that adds no
+	// property, `{}` or {"not": …}) holds for every value: it is left out.
+	alt := func(u *tsType) *tsType {
+		if branchIn.closed && holdsObjects(u) {
+			return withWarn(tUnknown, hoist(u))
+		}
+		return u
+	}
 	for _, k := range [...]string{"anyOf", "oneOf"} {
 		if v := s.get(k); v != nil {
-			parts = append(parts, union(c.branches(v, k, path, depth, branchIn, true)...))
+			parts = append(parts, alt(union(c.branches(v, k, path, depth, branchIn, true)...)))
 		}
 	}
 	if th, el := s.get("then"), s.get("else"); isSchema(th) && isSchema(el) && s.has("if") {
-		parts = append(parts, union(c.convert(th, path+"/then", depth+1, branchIn), c.convert(el, path+"/else", depth+1, branchIn)))
+		parts = append(parts, alt(union(c.convert(th, path+"/then", depth+1, branchIn), c.convert(el, path+"/else", depth+1, branchIn))))
 	}
 	var t *tsType
 	switch len(parts) {
@@ -178,8 +215,9 @@ func isObjectish(s *value) bool {
 }
 
 // typed converts const, enum or type of s; typ is s's `type` or the one it
-// inherits.
-func (c *conv) typed(s, typ *value, path string, depth int, closed bool) *tsType {
+// inherits. inherited says that another part of the schema (the parent
+// object or a $ref) decides which keys an object may have.
+func (c *conv) typed(s, typ *value, path string, depth int, inherited bool) *tsType {
 	if cv := s.get("const"); cv != nil {
 		return literal(cv, 0)
 	}
@@ -230,7 +268,7 @@ func (c *conv) typed(s, typ *value, path string, depth int, closed bool) *tsType
 		case "null":
 			ms = append(ms, tNull)
 		case "object":
-			ms = append(ms, c.object(s, path, depth, closed))
+			ms = append(ms, c.object(s, path, depth, inherited))
 		case "array":
 			ms = append(ms, c.array(s, path, depth))
 		default:
@@ -252,7 +290,12 @@ func typeAllows(typ, e *value) bool {
 		case "number":
 			return e.kind == kNumber
 		case "integer":
-			return e.kind == kNumber && !strings.ContainsAny(e.s, ".eE")
+			// The value, not its spelling: 1.0 and 1e2 are integers.
+			if e.kind != kNumber {
+				return false
+			}
+			f, ok := jsonNumber(e.s)
+			return ok && f == math.Trunc(f)
 		case "boolean":
 			return e.kind == kBool
 		case "null":
@@ -290,7 +333,13 @@ func literal(v *value, depth int) *tsType {
 	case kBool:
 		return &tsType{kind: tLit, name: strconv.FormatBool(v.b)}
 	case kNumber:
-		return &tsType{kind: tLit, name: v.s}
+		f, ok := jsonNumber(v.s)
+		if !ok {
+			// Beyond float64 (1e400): JavaScript reads it as Infinity, which
+			// no JSON value a script sends can equal.
+			return tNever
+		}
+		return &tsType{kind: tLit, name: jsNumber(f)}
 	case kString:
 		return &tsType{kind: tLit, name: quote(v.s)}
 	case kArray:
@@ -306,4 +355,47 @@ func literal(v *value, depth int) *tsType {
 		}
 		return o
 	}
+}
+
+// jsonNumber is the float64 a JSON number literal denotes, as JavaScript's
+// JSON.parse reads it; false if it is not finite there.
+func jsonNumber(text string) (float64, bool) {
+	f, err := strconv.ParseFloat(text, 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// jsNumber writes a finite number as JavaScript's Number.prototype.toString
+// does, which is also how TypeScript prints a numeric literal type: 100 for
+// 1e2 or 100.0, 1e+21, 1.5e-7, 0 for -0. Equal values get equal text, so
+// union deduplication sees them as one literal.
+func jsNumber(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	// Shortest round-trip digits d1.d2d3…e±x: value = 0.d1d2d3… × 10^n.
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	n, k := x+1, len(digits)
+	switch {
+	case k <= n && n <= 21:
+		return sign + digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		return sign + digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		return sign + "0." + strings.Repeat("0", -n) + digits
+	}
+	out := digits[:1]
+	if k > 1 {
+		out += "." + digits[1:]
+	}
+	if n-1 >= 0 {
+		return sign + out + "e+" + strconv.Itoa(n-1)
+	}
+	return sign + out + "e" + strconv.Itoa(n-1)
 }

@@ -14,7 +14,7 @@ type tsKind uint8
 const (
 	tPrim   tsKind = iota // name is string, number, boolean, null, undefined, unknown or never
 	tLit                  // name is a literal type: "a", 1, true
-	tRaw                  // name is TypeScript text that needs no parentheses (Record<string, never>)
+	tRaw                  // name is TypeScript text that needs no parentheses ({}, Object["toString"])
 	tRef                  // a named type
 	tArray                // elem[]
 	tTuple                // [elems..., ...rest[]]
@@ -77,7 +77,14 @@ var (
 	tNever     = &tsType{kind: tPrim, name: "never"}
 )
 
+// tEmpty is `{}`, every value but null and undefined: an object part that
+// adds nothing, such as a oneOf branch of an object schema that only says
+// what it does not require. (An object without members that is really
+// closed prints as Record<string, never>.)
+var tEmpty = &tsType{kind: tRaw, name: "{}"}
+
 func isUnknown(t *tsType) bool { return t.kind == tPrim && t.name == "unknown" }
+func isEmpty(t *tsType) bool   { return t.kind == tRaw && t.name == "{}" }
 func isNever(t *tsType) bool   { return t.kind == tPrim && t.name == "never" }
 
 // unknownWarn is `unknown` carrying a warning (§6.2).
@@ -133,12 +140,21 @@ func union(ms ...*tsType) *tsType {
 			return withWarn(tUnknown, dedupStrings(warn))
 		}
 	}
+	// `{}` holds every value but null and undefined.
+	empty := false
+	for _, m := range flat {
+		empty = empty || isEmpty(m)
+	}
 	has := map[string]bool{}
 	seen := map[string]bool{}
 	var out []*tsType
 	for _, m := range flat {
 		if isNever(m) {
 			warn = append(warn, m.warn...)
+			continue
+		}
+		if empty && !isEmpty(m) && !(m.kind == tPrim && (m.name == "null" || m.name == "undefined")) {
+			warn = append(warn, hoist(m)...)
 			continue
 		}
 		k := key(m)
@@ -206,9 +222,11 @@ func inter(ms ...*tsType) *tsType {
 	seen := map[string]bool{}
 	var out []*tsType
 	objAt := -1
+	dropped := false // an unknown member was left out
 	for _, m := range flat {
 		if isUnknown(m) {
 			warn = append(warn, m.warn...)
+			dropped = true
 			continue
 		}
 		if isNever(m) {
@@ -227,6 +245,20 @@ func inter(ms ...*tsType) *tsType {
 			objAt = len(out)
 		}
 		out = append(out, m)
+	}
+	// X & {} is X without null and undefined: leaving {} out keeps the type
+	// wide, never wrong. unknown & {} is unknown here, where unknown stands
+	// for a part that could not be typed.
+	if len(out) > 1 || dropped {
+		kept := out[:0]
+		for _, m := range out {
+			if isEmpty(m) {
+				warn = append(warn, m.warn...)
+				continue
+			}
+			kept = append(kept, m)
+		}
+		out = kept
 	}
 	switch len(out) {
 	case 0:

@@ -23,7 +23,13 @@ type value struct {
 	arr   []*value // kArray
 	keys  []string // kObject, in document order, without duplicates
 	items []*value // kObject, parallel to keys
+	// at indexes keys for objects with more than indexKeys members (a
+	// $defs of thousands), so that get stays O(1); nil for small ones.
+	at map[string]int
 }
+
+// indexKeys is the size from which an object's keys are indexed.
+const indexKeys = 8
 
 type valueKind uint8
 
@@ -41,12 +47,24 @@ func (v *value) get(key string) *value {
 	if v == nil || v.kind != kObject {
 		return nil
 	}
-	for i, k := range v.keys {
-		if k == key {
-			return v.items[i]
-		}
+	if i, ok := v.index(key); ok {
+		return v.items[i]
 	}
 	return nil
+}
+
+// index returns the position of key among an object's keys.
+func (v *value) index(key string) (int, bool) {
+	if v.at != nil {
+		i, ok := v.at[key]
+		return i, ok
+	}
+	for i, k := range v.keys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // has reports whether an object has member key.
@@ -169,17 +187,19 @@ func decodeValue(dec *json.Decoder, depth int) (*value, error) {
 				if err != nil {
 					return nil, err
 				}
-				replaced := false
-				for i, old := range v.keys {
-					if old == k {
-						v.items[i] = e
-						replaced = true
-						break
-					}
+				if i, ok := v.index(k); ok {
+					v.items[i] = e
+					continue
 				}
-				if !replaced {
-					v.keys = append(v.keys, k)
-					v.items = append(v.items, e)
+				v.keys = append(v.keys, k)
+				v.items = append(v.items, e)
+				if v.at != nil {
+					v.at[k] = len(v.keys) - 1
+				} else if len(v.keys) > indexKeys {
+					v.at = make(map[string]int, 2*len(v.keys))
+					for i, k := range v.keys {
+						v.at[k] = i
+					}
 				}
 			}
 			_, err := dec.Token() // '}'

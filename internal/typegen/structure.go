@@ -9,7 +9,12 @@ import (
 // required, additionalProperties, patternProperties) and arrays (items,
 // tuples in both drafts' spellings).
 
-func (c *conv) object(s *value, path string, depth int, closed bool) *tsType {
+// object converts an object schema. inherited says that another part
+// decides which other keys are allowed (the parent of a branch, or the
+// target of a $ref next to s): s then adds no index signature, and if it
+// adds no property either it is `{}`. Only s's own additionalProperties or
+// unevaluatedProperties can close it.
+func (c *conv) object(s *value, path string, depth int, inherited bool) *tsType {
 	o := &tsType{kind: tObject}
 	req := map[string]bool{}
 	var reqOrder []string
@@ -26,12 +31,16 @@ func (c *conv) object(s *value, path string, depth int, closed bool) *tsType {
 		for i, name := range ps.keys {
 			sub := ps.items[i]
 			declared[name] = true
-			o.props = append(o.props, &prop{
+			p := &prop{
 				name:     name,
 				optional: !req[name] && !sub.isTrue("required"),
 				t:        c.convert(sub, path+"/properties/"+escapeSeg(name), depth+1, nil),
 				doc:      c.docOf(sub, name),
-			})
+			}
+			if p.optional {
+				p.t = widenInherited(name, p.t)
+			}
+			o.props = append(o.props, p)
 		}
 	}
 	for _, name := range reqOrder {
@@ -55,8 +64,9 @@ func (c *conv) object(s *value, path string, depth int, closed bool) *tsType {
 			strPatterns = append(strPatterns, "/"+pat+"/")
 		}
 	}
-	open := !closed
+	open, explicit := !inherited, false
 	if ap := s.get("additionalProperties"); ap != nil {
+		explicit = ap.kind == kBool || ap.kind == kObject
 		switch {
 		case ap.kind == kBool:
 			open = ap.b
@@ -65,7 +75,7 @@ func (c *conv) object(s *value, path string, depth int, closed bool) *tsType {
 			strTypes = append(strTypes, c.convert(ap, path+"/additionalProperties", depth+1, nil))
 		}
 	} else if u := s.get("unevaluatedProperties"); u != nil && u.kind == kBool && !u.b {
-		open = false
+		open, explicit = false, true
 	}
 	if open {
 		strTypes = append(strTypes, tUnknown)
@@ -77,7 +87,31 @@ func (c *conv) object(s *value, path string, depth int, closed bool) *tsType {
 		}
 		o.index = append(o.index, sig)
 	}
+	if inherited && !explicit && len(o.props) == 0 && len(o.index) == 0 {
+		return withWarn(tEmpty, o.warn)
+	}
 	return finishObject(o)
+}
+
+// objectMembers are the members of TypeScript's Object interface, which
+// every object type has. TypeScript compares an optional property of a
+// parameter type with the argument's apparent member of that name, so a
+// `constructor?: string` rejects every call that leaves it out ("Function is
+// not assignable to string").
+var objectMembers = map[string]bool{
+	"constructor": true, "toString": true, "toLocaleString": true, "valueOf": true,
+	"hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true,
+}
+
+// widenInherited widens the type of an optional property named after an
+// Object member with that member's type, `string | Object["constructor"]`:
+// leaving it out type-checks again, and a value of a wrong type is still
+// flagged unless it happens to be a function.
+func widenInherited(name string, t *tsType) *tsType {
+	if !objectMembers[name] || isUnknown(t) {
+		return t
+	}
+	return union(t, &tsType{kind: tRaw, name: "Object[" + quote(name) + "]"})
 }
 
 // literalPrefix recognises the patterns `^prefix`, `^prefix.*` and
@@ -114,19 +148,22 @@ func (c *conv) array(s *value, path string, depth int) *tsType {
 	items := s.get("items")
 	var elems []*tsType
 	var rest *value
+	var restKey string // the keyword rest comes from, for warning paths
 	tuple := false
 	if pi := s.get("prefixItems"); pi != nil && pi.kind == kArray {
+		// 2020-12: the rest element is `items`.
 		tuple = true
 		for i, e := range pi.arr {
 			elems = append(elems, c.convert(e, path+"/prefixItems/"+strconv.Itoa(i), depth+1, nil))
 		}
-		rest = items
+		rest, restKey = items, "items"
 	} else if items != nil && items.kind == kArray {
+		// draft-07: an items array, and the rest element is additionalItems.
 		tuple = true
 		for i, e := range items.arr {
 			elems = append(elems, c.convert(e, path+"/items/"+strconv.Itoa(i), depth+1, nil))
 		}
-		rest = s.get("additionalItems")
+		rest, restKey = s.get("additionalItems"), "additionalItems"
 	}
 	if !tuple {
 		if items == nil || !isSchema(items) {
@@ -143,11 +180,7 @@ func (c *conv) array(s *value, path string, depth int) *tsType {
 		t.elem = tUnknown
 	case rest.kind == kBool:
 	case rest.kind == kObject:
-		restPath := path + "/items"
-		if s.has("prefixItems") {
-			restPath = path + "/additionalItems"
-		}
-		t.elem = c.convert(rest, restPath, depth+1, nil)
+		t.elem = c.convert(rest, path+"/"+restKey, depth+1, nil)
 	}
 	if n, ok := intKeyword(s, "maxItems"); ok && n <= len(t.elems) {
 		t.elems, t.elem = t.elems[:n], nil

@@ -1,6 +1,13 @@
 package typegen
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // This file decides what a `$ref` becomes. Every schema a reference points
 // to is a target; analyze counts references and finds the recursive ones
@@ -74,7 +81,15 @@ func (c *conv) analyze() {
 		}
 		walk(r, true)
 	}
-	for _, scc := range components(walkRoots, edges) {
+	c.edges = edges
+	c.sccs = components(walkRoots, edges)
+	c.sccOf = make(map[*value]int, len(walkRoots))
+	for i, scc := range c.sccs {
+		for _, v := range scc {
+			c.sccOf[v] = i
+		}
+	}
+	for _, scc := range c.sccs {
 		if len(scc) > 1 {
 			for _, t := range scc {
 				if tg := c.targets[t]; tg != nil {
@@ -105,7 +120,8 @@ func (c *conv) addTarget(t *value, ptr string) {
 
 // components returns the strongly connected components of the graph
 // (Tarjan's algorithm, linear in its size): a target is recursive when its
-// component has more than one node or an edge to itself.
+// component has more than one node or an edge to itself. A component comes
+// after every component it reaches.
 func components(nodes []*value, edges map[*value][]*value) [][]*value {
 	index := map[*value]int{}
 	low := map[*value]int{}
@@ -203,38 +219,85 @@ func small(t *tsType) bool {
 	return ok
 }
 
-// fingerprint identifies what converting target s produces: its JSON, its
-// candidate name, and every target it reaches with the pointer each `$ref`
-// resolves to. Two tools of a server whose targets have equal fingerprints
-// share one named type.
+// fingerprint identifies what converting target s produces: its candidate
+// name, its pointer, and the fingerprint of its component of the reference
+// graph, which covers every target s reaches. Two tools of a server whose
+// targets have equal fingerprints share one named type.
 func (c *conv) fingerprint(s *value) string {
-	var b strings.Builder
-	b.WriteString(c.typeName(s, c.targets[s].ptr))
-	seen := map[*value]bool{}
-	var walk func(n *value)
-	walk = func(n *value) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		b.WriteString("\x00")
-		b.WriteString(c.d.ptr[n])
-		b.WriteString("\x00")
-		appendJSON(&b, n)
-		var refs func(x *value)
-		refs = func(x *value) {
-			if r, ok := refOf(x); ok {
-				if t, ptr, err := c.d.resolve(r, x); err == nil {
-					b.WriteString("\x00ref " + ptr)
-					walk(t)
-				}
-			}
-			eachSub(x, false, func(sub *value, _ ...string) { refs(sub) })
-		}
-		refs(n)
+	return c.typeName(s, c.targets[s].ptr) + "\x00" + c.d.ptr[s] + "\x00" + c.componentFP(c.sccOf[s])
+}
+
+// componentFP hashes a component of the reference graph: for each member
+// (by pointer), its pointer, its JSON and the pointers of the targets it
+// refers to, and for each reference out of the component the fingerprint of
+// the component it leads to. It is computed once per component, and the
+// JSON once per node, so fingerprinting a document is linear in its size
+// however many recursive targets it has.
+func (c *conv) componentFP(i int) string {
+	if fp, ok := c.sccFP[i]; ok {
+		return fp
 	}
-	walk(s)
-	return b.String()
+	if c.sccFP == nil {
+		c.sccFP = map[int]string{}
+	}
+	members := append([]*value(nil), c.sccs[i]...)
+	sort.Slice(members, func(a, b int) bool { return c.d.ptr[members[a]] < c.d.ptr[members[b]] })
+	h := sha256.New()
+	for _, m := range members {
+		writeField(h, c.d.ptr[m])
+		jh := c.jsonHash(m)
+		h.Write(jh[:])
+		for _, e := range c.edges[m] {
+			writeField(h, "ref "+c.d.ptr[e])
+			if j := c.sccOf[e]; j != i {
+				writeField(h, c.componentFP(j))
+			}
+		}
+		writeField(h, "end")
+	}
+	fp := string(h.Sum(nil))
+	c.sccFP[i] = fp
+	return fp
+}
+
+// jsonHash is a hash of v's JSON (keys in document order), memoised per node.
+func (c *conv) jsonHash(v *value) [sha256.Size]byte {
+	if h, ok := c.jsonFP[v]; ok {
+		return h
+	}
+	if c.jsonFP == nil {
+		c.jsonFP = map[*value][sha256.Size]byte{}
+	}
+	h := sha256.New()
+	h.Write([]byte{byte(v.kind)})
+	switch v.kind {
+	case kBool:
+		writeField(h, strconv.FormatBool(v.b))
+	case kNumber, kString:
+		writeField(h, v.s)
+	case kArray:
+		for _, e := range v.arr {
+			eh := c.jsonHash(e)
+			h.Write(eh[:])
+		}
+	case kObject:
+		for i, k := range v.keys {
+			writeField(h, k)
+			eh := c.jsonHash(v.items[i])
+			h.Write(eh[:])
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	c.jsonFP[v] = out
+	return out
+}
+
+// writeField writes s length-prefixed, so that fields cannot run together.
+func writeField(w io.Writer, s string) {
+	var n [binary.MaxVarintLen64]byte
+	w.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	io.WriteString(w, s)
 }
 
 // typeName proposes a name for target s: the root is <ExportName>Input or

@@ -44,9 +44,19 @@ type tscError struct {
 
 var tscLine = regexp.MustCompile(`^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$`)
 
+// stdlibLibs is the --lib list the header of codemode.d.ts tells scripts to
+// be checked with (§3.5: es2023 without what the sandbox deletes, no DOM).
+func stdlibLibs(t *testing.T) []string {
+	m := regexp.MustCompile(`--lib (es5\S*)`).FindStringSubmatch(Stdlib())
+	if m == nil {
+		t.Fatal("codemode.d.ts does not state its --lib list")
+	}
+	return strings.Split(m[1], ",")
+}
+
 // runTSC writes files (relative path → content) and a tsconfig.json into a
 // temporary directory, runs tsc once with the options a script is checked
-// with (§3.5: es2023, no DOM, no @types), and returns its errors by file.
+// with (the libs of stdlibLibs, no @types), and returns its errors by file.
 func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
 	t.Helper()
 	tsc := requireTSC(t)
@@ -63,9 +73,13 @@ func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
 		names = append(names, strconv.Quote(name))
 	}
 	sort.Strings(names)
+	libs := stdlibLibs(t)
+	for i, l := range libs {
+		libs[i] = strconv.Quote(l)
+	}
 	tsconfig := `{
   "compilerOptions": {
-    "strict": true, "noEmit": true, "target": "es2023", "lib": ["es2023"], "types": [],
+    "strict": true, "noEmit": true, "target": "es2023", "lib": [` + strings.Join(libs, ",") + `], "types": [],
     "module": "esnext", "moduleResolution": "bundler", "skipLibCheck": false,
     "noUnusedLocals": false, "pretty": false
   },
@@ -236,7 +250,8 @@ import { CodemodeError, SchemaValidationError, ToolCallError, SandboxLimitError 
 
 const sum = await everything.get_sum({ a: 1, b: 2 });
 if (typeof sum === "string") console.log(sum.toUpperCase());
-else console.log(sum.content.length, sum.isError);
+else if (Array.isArray(sum.content)) console.log(sum.content.length, sum.isError);
+else console.log(Object.keys(sum)); // structuredContent
 const weather = await everything.get_structured_content({ location: "Chicago" });
 const celsius: number = weather.temperature;
 await everything.echo({ message: "hi" });
@@ -257,20 +272,25 @@ try {
 } catch (e) {
   if (e instanceof SchemaValidationError) console.error(e.path, e.expected, e.received, e.hint, e.exportName);
   else if (e instanceof ToolCallError) console.error(e.toolName, e.result);
-  else if (e instanceof SandboxLimitError) console.error(e.limit, e.value);
+  else if (e instanceof SandboxLimitError) console.error(e.limit, e.value ?? "no value");
   else if (e instanceof CodemodeError) console.error(e.hint, e.message);
+  throw new CodemodeError("write failed", { hint: "retry", cause: e });
 }
 const found = await searchTools("github issues", { detail: "full", limit: 3 });
 for (const r of found.results) console.log(r.serverId, r.exportName, r.inputSchema, r.annotations?.readOnlyHint);
 const servers = await listServers();
+for (const s of servers) if (s.status === "backoff" || s.status === "connecting") console.log(s.retryInMs ?? 0, s.error);
 const desc = await describeServer(servers[0].serverId);
 console.log(desc.toolCount, specVersion, (await listTools("server-memory", { detail: "name" })).length);
 const tool = await getTool("server-memory", "read_graph");
 console.log(tool.description, everything.__meta__.serverId, everything.__meta__.tools[0].exportName);
 const timer = setTimeout((x: number) => console.debug(x), 10, 1);
 clearTimeout(timer);
+clearTimeout();
 const bytes = new TextEncoder().encode("x");
 console.warn(new TextDecoder().decode(bytes), new URL("https://example.com/?a=1").searchParams.get("a"));
+const parsed: URL | null = URL.parse("/a", "https://example.com");
+console.log(URL.canParse("nope"), parsed?.pathname);
 const params = new URLSearchParams({ q: "x" });
 for (const [k, v] of params) console.log(k, v);
 globalThis.__codemode_result__ = { celsius, entities: graph.entities.length };
@@ -288,6 +308,12 @@ await fs.read_text_file("/tmp/x"); // error
 const w = await everything.get_structured_content({ location: "Chicago" });
 const s: string = w.temperature; // error
 const meta: number = everything.__meta__.serverId; // error
+const sum = await everything.get_sum({ a: 1, b: 2 });
+if (typeof sum !== "string") console.log(sum.content.length); // error
+import { SandboxLimitError, SchemaValidationError } from "@codemode/errors";
+declare const e: unknown;
+if (e instanceof SandboxLimitError) console.log(e.value.toFixed()); // error
+if (e instanceof SchemaValidationError) console.log(e.path.length); // error
 `,
 	"forbidden.ts": `const r = await fetch("https://example.com"); // error
 setInterval(() => {}, 1000); // error
@@ -296,6 +322,51 @@ console.log(process.env.HOME); // error
 console.info("no info"); // error
 new XMLHttpRequest(); // error
 new WebSocket("wss://x"); // error
+new SharedArrayBuffer(8); // error
+Atomics.load(new Int32Array(1), 0); // error
+new WeakRef({}); // error
+new FinalizationRegistry(() => {}); // error
+export {};
+`,
+	// Scripts against golden cases: calls the schemas allow must type-check
+	// (branches that declare no property forbid nothing, properties named
+	// after Object members can be left out, integer enums written as floats
+	// keep their values), and calls they forbid must not.
+	"golden_good.ts": `import * as branches from "@codemode/servers/branches";
+import * as inherited from "@codemode/servers/inherited";
+import * as numbers from "@codemode/servers/numbers";
+await branches.conditional({ mode: "y" });
+await branches.conditional({ mode: "x", c: "z" });
+await branches.conditional();
+await branches.negated_branch({ c: "z" });
+await branches.all_empty({ opt: { k: "v" } });
+await branches.all_empty({ opt: null, other: 1 });
+await branches.closed_branch({});
+await branches.closed_branch({ a: "x", b: 1 });
+await branches.ref_sibling({ first: { x: "1" }, second: { y: 2 } });
+await inherited.props({ a: "x", toLocaleString: "y" });
+await inherited.props({ a: "x", toLocaleString: "y", constructor: "c", toString: 1, valueOf: { v: 1 }, hasOwnProperty: true, isPrototypeOf: ["p"], propertyIsEnumerable: 0 });
+await inherited.props({ a: "x", toLocaleString: "y", nested: {} });
+await inherited.props({ a: "x", toLocaleString: "y", nested: { constructor: "a" } });
+await numbers.nums({ i: 2, j: 100, k: 5, n: 1e21, c: 2 });
+await numbers.nums({ i: 1, j: 3, k: "5.0", n: 0.0000001 });
+export {};
+`,
+	"golden_bad.ts": `import * as branches from "@codemode/servers/branches";
+import * as inherited from "@codemode/servers/inherited";
+import * as numbers from "@codemode/servers/numbers";
+await branches.conditional({ mode: "z" }); // error
+await branches.conditional({ mode: "x", c: 1 }); // error
+await branches.closed_branch({ b: "x" }); // error
+await branches.ref_sibling({ first: { x: 1 } }); // error
+await inherited.props({ a: "x", toLocaleString: "y", constructor: 5 }); // error
+await inherited.props({ a: "x", toLocaleString: "y", toString: "s" }); // error
+await inherited.props({ a: "x", toLocaleString: "y", valueOf: { w: 1 } }); // error
+await inherited.props({ a: "x", toLocaleString: "y", nested: { constructor: "c" } }); // error
+await inherited.props({ a: "x" }); // error
+await numbers.nums({ i: 3 }); // error
+await numbers.nums({ i: 1, j: 2.5 }); // error
+await numbers.nums({ i: 1, k: 0.5 }); // error
 export {};
 `,
 	"global_good.ts": `const sum = await server_everything.get_sum({ a: 1, b: 2 });

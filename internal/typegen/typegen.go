@@ -74,7 +74,7 @@ type toolIR struct {
 	warns        []string // warnings about the root types
 	input        *tsType  // nil: the function takes no declared input
 	inputOpt     bool
-	output       *tsType // nil: CodeMode.ToolResult
+	output       *tsType // nil: ToolResult, declared in Stdlib
 }
 
 type serverIR struct {

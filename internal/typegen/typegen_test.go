@@ -2,6 +2,7 @@ package typegen
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,4 +167,106 @@ func TestLongRefChain(t *testing.T) {
 		t.Error("no warning about the depth")
 	}
 	mustParse(t, out)
+}
+
+// cycleServer is one tool whose input is a cycle of n $defs, each referring
+// to the next: n recursive targets, each reaching all the others.
+func cycleServer(n int) Server {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/D0","$defs":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"D%d":{"type":"object","properties":{"v":{"type":"string"},"next":{"$ref":"#/$defs/D%d"}}}`, i, (i+1)%n)
+	}
+	b.WriteString("}}")
+	return Server{ID: "x", Tools: []Tool{{Name: "t", InputSchema: json.RawMessage(b.String())}}}
+}
+
+// A long cycle of $defs is converted in time linear in its length: each
+// recursive target's fingerprint used to serialise every target it reaches
+// (2000 defs took 130 s and 873 MB). The work is measured in allocations
+// per def, which grew with n while it was quadratic.
+func TestLongRefCycle(t *testing.T) {
+	perDef := func(n int) float64 {
+		s := cycleServer(n)
+		out, warns := ServerModule(s, nil)
+		if got := strings.Count(out, "export type D"); got != n {
+			t.Errorf("n=%d: %d named types, want %d", n, got, n)
+		}
+		if len(warns) != 0 {
+			t.Errorf("n=%d: warnings %v", n, warns)
+		}
+		return testing.AllocsPerRun(1, func() { ServerModule(s, nil) }) / float64(n)
+	}
+	const few, many = 250, 2000
+	small, large := perDef(few), perDef(many)
+	t.Logf("allocations per def: %.0f at %d defs, %.0f at %d", small, few, large, many)
+	if large > 1.25*small {
+		t.Errorf("allocations per def grow with the cycle: %.0f at %d defs, %.0f at %d", small, few, large, many)
+	}
+}
+
+// Objects with many members ($defs of thousands) are indexed: get finds the
+// member without a scan, and a repeated key keeps its last value at the
+// place of its first occurrence, as for small objects.
+func TestLargeObjectIndex(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 100 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"k7":"last"}`)
+	v, err := decodeSchema(json.RawMessage(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.at == nil || len(v.keys) != 100 || len(v.at) != 100 {
+		t.Fatalf("keys %d, index %v", len(v.keys), v.at != nil)
+	}
+	if got := v.get("k7"); got == nil || got.s != "last" || v.keys[7] != "k7" {
+		t.Errorf("k7 = %+v", got)
+	}
+	if got := v.get("k99"); got == nil || got.s != "99" {
+		t.Errorf("k99 = %+v", got)
+	}
+	if v.get("k100") != nil || v.has("nope") {
+		t.Error("found a key that is not there")
+	}
+	small, _ := decodeSchema(json.RawMessage(`{"a":1,"b":2,"a":3}`))
+	if small.at != nil || len(small.keys) != 2 || small.get("a").s != "3" {
+		t.Errorf("small object: %+v", small)
+	}
+}
+
+// Enum and const numbers are compared by value and printed as JavaScript
+// prints them.
+func TestNumberLiterals(t *testing.T) {
+	for in, want := range map[string]string{
+		"1": "1", "1.0": "1", "1e2": "100", "1E2": "100", "100.00": "100", "-0": "0", "-0.0": "0",
+		"0.5": "0.5", "5e-1": "0.5", "-2.50": "-2.5", "1e21": "1e+21", "123456789012345678901": "123456789012345680000",
+		"1e-7": "1e-7", "0.000001": "0.000001", "1.5e-7": "1.5e-7", "12345678901234567890": "12345678901234567000",
+		"1.7976931348623157e308": "1.7976931348623157e+308", "5e-324": "5e-324", "-1e-7": "-1e-7", "0.1": "0.1",
+	} {
+		f, ok := jsonNumber(in)
+		if !ok {
+			t.Errorf("jsonNumber(%s) failed", in)
+			continue
+		}
+		if got := jsNumber(f); got != want {
+			t.Errorf("jsNumber(%s) = %s, want %s", in, got, want)
+		}
+	}
+	for _, in := range []string{"1e400", "-1e400"} {
+		if _, ok := jsonNumber(in); ok {
+			t.Errorf("jsonNumber(%s) is finite", in)
+		}
+	}
+	integer := &value{kind: kString, s: "integer"}
+	for in, want := range map[string]bool{"1": true, "1.0": true, "1e2": true, "2.5": false, "1e-7": false, "1e400": false, "-0.0": true} {
+		if got := typeAllows(integer, &value{kind: kNumber, s: in}); got != want {
+			t.Errorf("integer allows %s: %v, want %v", in, got, want)
+		}
+	}
 }
