@@ -470,7 +470,7 @@ func TestDeclarationsInDescription(t *testing.T) {
 		runStep(`import { echo } from "@codemode/servers/everything"; globalThis.__codemode_result__ = await echo({message: "x"});`),
 	)
 	desc := decode[toolList](t, out[0]).description("codemode_run")
-	for _, m := range []string{`declare module "@codemode/servers/everything"`, `declare module "@codemode/servers/memory"`, "get_sum", "read_graph"} {
+	for _, m := range []string{`declare module "@codemode/servers/everything"`, `declare module "@codemode/servers/memory"`, "get_sum", "read_graph", "type ToolResult = "} {
 		if !strings.Contains(desc, m) {
 			t.Errorf("the description lacks %s", m)
 		}

@@ -34,7 +34,7 @@ func (s *Server) registerFiles(servers []*catalog.Server) {
 	s.addTool(&mcp.Tool{
 		Name:        "listToolFiles",
 		Title:       "List tool declaration files",
-		Description: "List the virtual TypeScript declaration files of the connected MCP servers' tools. Read them with readToolFile, then call the tools with executeToolCode.",
+		Description: "List the virtual TypeScript declaration files of the connected MCP servers' tools (and codemode.d.ts, the types they share). Read them with readToolFile, then call the tools with executeToolCode.",
 		InputSchema: listFilesSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "List tool files", ReadOnlyHint: true},
 	}, checked("listToolFiles", listFilesSchema, "{}", s.handleListFiles))
@@ -55,11 +55,16 @@ func (s *Server) registerFiles(servers []*catalog.Server) {
 	}, checked("executeToolCode", codeSchema, codeUsage("const r = await <server>.<tool>({...}); return r"), s.handleExecuteCode))
 }
 
-// files returns the virtual tree: path → server and tool (empty for a
-// server-level file).
+// stdlibFile is the file of the types every server file refers to
+// (ToolResult, CodeMode.*), the discovery and error modules and the
+// sandbox globals.
+const stdlibFile = "codemode.d.ts"
+
+// files returns the virtual tree: path → server and tool (both empty for
+// stdlibFile and the tool empty for a server-level file).
 func (s *Server) files(ctx context.Context) (map[string][2]string, []*catalog.Server) {
 	servers, _ := s.cat.View().All(ctx)
-	out := map[string][2]string{}
+	out := map[string][2]string{stdlibFile: {}}
 	for _, srv := range servers {
 		if s.cfg.Serve.BindingLevel == "tool" {
 			for _, t := range srv.Tools {
@@ -74,15 +79,19 @@ func (s *Server) files(ctx context.Context) (map[string][2]string, []*catalog.Se
 
 func (s *Server) handleListFiles(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	files, _ := s.files(ctx)
-	if len(files) == 0 {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "servers/ (empty: no MCP server is connected)"}}}, nil
-	}
 	paths := make([]string, 0, len(files))
 	for p := range files {
-		paths = append(paths, p)
+		if strings.HasPrefix(p, "servers/") {
+			paths = append(paths, p)
+		}
 	}
 	sort.Strings(paths)
 	var b strings.Builder
+	b.WriteString(stdlibFile + "\n")
+	if len(paths) == 0 {
+		b.WriteString("servers/ (empty: no MCP server is connected)")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, nil
+	}
 	b.WriteString("servers/\n")
 	lastDir := ""
 	for _, p := range paths {
@@ -127,9 +136,12 @@ func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (
 		}
 	}
 	var text string
-	if ref[1] == "" {
+	switch {
+	case name == stdlibFile:
+		text = typegen.Stdlib()
+	case ref[1] == "":
 		text = s.decls.get(srv, globalForm).text
-	} else {
+	default:
 		t, err := typegen.ToolDecl(Declarations(srv), ref[1], nil)
 		if err != nil {
 			return errorResult(err.Error()), nil

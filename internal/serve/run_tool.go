@@ -208,5 +208,5 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested 
 	if b.Len() == 0 {
 		return ""
 	}
-	return "TypeScript declarations of the servers this script used (sent once per session):\n" + b.String()
+	return "TypeScript declarations of the servers this script used (sent once per session). " + declTypes + b.String()
 }

@@ -435,15 +435,21 @@ func filesCommon(t *testing.T, conn map[string]any, tools, listWant []string, re
 		callStep("executeToolCode", map[string]any{"code": "return await everything.get_sum({a: 1, b: 2})"}),             // 6
 		callStep("executeToolCode", map[string]any{"code": "const r = await evrything.get_sum({a: 1, b: 2}); return r"}), // 7
 		callStep("executeToolCode", map[string]any{"code": "console.log('x'); throw new Error('kaput')"}),                // 8
+		read(map[string]any{"fileName": "codemode.d.ts"}),                                                                // 9
 	)
 	list := decode[toolResult](t, out[0])
 	if list.IsError {
 		t.Fatalf("listToolFiles: %s", out[0])
 	}
-	for _, w := range listWant {
+	for _, w := range append(listWant, "codemode.d.ts") {
 		if !strings.Contains(list.text(), w) {
 			t.Errorf("listToolFiles lacks %q:\n%s", w, list.text())
 		}
+	}
+
+	// The types the server files refer to are in the tree too.
+	if std := decode[toolResult](t, out[9]); std.IsError || !strings.Contains(std.text(), "type ToolResult =") {
+		t.Errorf("readToolFile codemode.d.ts: %.300s", out[9])
 	}
 
 	whole := decode[toolResult](t, out[1])
@@ -484,6 +490,11 @@ func filesCommon(t *testing.T, conn map[string]any, tools, listWant []string, re
 
 func filesServerScenario(t *testing.T, conn map[string]any, tools []string) {
 	out := filesCommon(t, conn, tools, []string{"servers/", "everything.d.ts", "memory.d.ts"}, "servers/everything.d.ts")
+	// The types the server files refer to are in the tree too.
+	if std := decode[toolResult](t, out[9]); std.IsError || !strings.Contains(std.text(), "type ToolResult =") {
+		t.Errorf("readToolFile codemode.d.ts: %.300s", out[9])
+	}
+
 	whole := decode[toolResult](t, out[1]).text()
 	if !strings.Contains(whole, "get_sum") || !strings.Contains(whole, "echo") {
 		t.Errorf("servers/everything.d.ts lacks the server's tools:\n%s", tail(whole, 1000))
@@ -495,6 +506,11 @@ func filesToolScenario(t *testing.T, conn map[string]any, tools []string) {
 	if strings.Contains(decode[toolResult](t, out[0]).text(), "everything.d.ts") {
 		t.Errorf("bindingLevel tool lists server-level files:\n%s", decode[toolResult](t, out[0]).text())
 	}
+	// The types the server files refer to are in the tree too.
+	if std := decode[toolResult](t, out[9]); std.IsError || !strings.Contains(std.text(), "type ToolResult =") {
+		t.Errorf("readToolFile codemode.d.ts: %.300s", out[9])
+	}
+
 	whole := decode[toolResult](t, out[1]).text()
 	if !strings.Contains(whole, "get_sum") || strings.Contains(whole, "function echo") {
 		t.Errorf("servers/everything/get_sum.d.ts should declare get_sum only:\n%s", whole)

@@ -81,6 +81,13 @@ func (c *declCache) get(s *catalog.Server, f form) decl {
 	return d
 }
 
+// declTypes defines, in one line, the types of codemode.d.ts that server
+// declarations refer to: a model reading them in a description has no other
+// way to learn what ToolResult is.
+const declTypes = "They use: type ToolResult = string | CodeMode.CallToolResult | { [key: string]: unknown } (see the unwrapping rules); " +
+	"CodeMode.CallToolResult = { content: ({ type: \"text\", text } | { type: \"image\" | \"audio\", data, mimeType } | ...)[], structuredContent?, isError? }; " +
+	"CodeMode.ServerMeta = { serverId, serverName, tools: { toolName, exportName }[] }.\n"
+
 // context is what a tool description carries about the servers (§4.4):
 // every declaration when they fit budget tokens, otherwise a compact index
 // within indexBudget tokens. full reports which.
@@ -103,7 +110,7 @@ func (s *Server) context(servers []*catalog.Server, f form) (text string, full b
 		b.WriteString(d.text)
 	}
 	if total <= s.cfg.Serve.TypesBudgetTokens {
-		return "TypeScript declarations of every server:\n" + b.String(), true
+		return "TypeScript declarations of every server. " + declTypes + b.String(), true
 	}
 	return s.index(servers), false
 }
