@@ -181,14 +181,15 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	limits := r.cfg.Resolve(req.Limits)
 	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits)...)
+	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
+	// Transpiling counts against the run's time; transpile bounds its own
+	// (see its package doc), as esbuild cannot be interrupted.
 	out, diags := transpile.Module(req.Code, x.Transpile)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
 		return resp
 	}
 	v := newView(r, limits, x)
-	start := time.Now()
-	deadline := start.Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, deadline, req.RequestedCapabilities)...)
 
 	det := r.opts.Deterministic

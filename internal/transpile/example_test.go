@@ -15,7 +15,6 @@ func ExampleModule() {
 	fmt.Println(diags[0].Code, diags[0].Path)
 	// Output:
 	// ts 0
-	// const n = 40 + 2;
-	// globalThis.__codemode_result__ = n;
+	// const n=40+2;globalThis.__codemode_result__=n;
 	// SYNTAX_ERROR script.ts:1:11
 }

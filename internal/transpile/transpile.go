@@ -9,9 +9,12 @@ package transpile
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+	"unicode"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
@@ -21,7 +24,10 @@ import (
 
 // Output is a transpiled module.
 type Output struct {
-	// Code is the ES module to run.
+	// Code is the ES module to run. It is whitespace-minified: deeply nested
+	// code would otherwise be indented once per level, which makes the
+	// output quadratic in the nesting depth. Positions in it are mapped back
+	// to the agent's source by Position.
 	Code string
 	// Lang is "ts" or "js": the loader that accepted the source.
 	Lang string
@@ -29,21 +35,35 @@ type Output struct {
 	// "script.js".
 	File string
 
-	smap *sourcemap.Consumer
+	// smap is the source map, parsed on demand: positions are needed only
+	// for errors, and the parsed form is several times larger than this.
+	smap []byte
 	// shift is the length of the wrapper's prefix on the first line.
 	shift int
+	// lines is the number of lines of the agent's source; end is the
+	// position just past its last character, where positions in the
+	// wrapper's suffix are reported.
+	lines int
+	end   string
 }
 
 // Position maps a 1-based line and column of Code to "file:line:col" in the
-// agent's source. Positions without a mapping are reported as they are.
+// agent's source. Positions without a mapping are reported as they are;
+// positions in the wrapper's code (see Options) are reported at the end of
+// the agent's source.
 func (o *Output) Position(line, col int) string {
 	if o.smap != nil {
-		// The map's columns are 0-based; the engine's are 1-based.
-		if _, _, l, c, ok := o.smap.Source(line, max(col-1, 0)); ok {
-			if l == 1 {
-				c = max(c-o.shift, 0)
+		if m, err := sourcemap.Parse("", o.smap); err == nil {
+			// The map's columns are 0-based; the engine's are 1-based.
+			if _, _, l, c, ok := m.Source(line, max(col-1, 0)); ok {
+				if l > o.lines || l == 1 && c < o.shift {
+					return o.File + ":" + o.end
+				}
+				if l == 1 {
+					c -= o.shift
+				}
+				return o.File + ":" + strconv.Itoa(l) + ":" + strconv.Itoa(c+1)
 			}
-			return o.File + ":" + strconv.Itoa(l) + ":" + strconv.Itoa(c+1)
 		}
 	}
 	return o.File + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
@@ -91,9 +111,10 @@ type cacheEntry struct {
 	diags []diag.Diagnostic
 }
 
-// cache holds recent results. It is bounded by entry count and by the size
-// of the sources it keeps; when full it is simply cleared, which is cheap
-// and keeps the hot case (the same script again) fast.
+// cache holds recent results. It is bounded by entry count and by the bytes
+// its entries hold (source, code, source map, diagnostics); when full it is
+// simply cleared, which is cheap and keeps the hot case (the same script
+// again) fast.
 var cache struct {
 	sync.Mutex
 	m     map[cacheKey]cacheEntry
@@ -103,10 +124,18 @@ var cache struct {
 const (
 	cacheMaxEntries = 256
 	cacheMaxBytes   = 4 << 20
+	// cacheMaxEntry keeps one huge result from evicting everything else.
+	cacheMaxEntry = cacheMaxBytes / 8
 )
 
 // Module transpiles src. On failure it returns nil and SYNTAX_ERROR
-// diagnostics located in src.
+// diagnostics located in src, or a SANDBOX_LIMIT diagnostic if compiling
+// took too long (see transformTimeout).
+//
+// Its cost is linear in the size of src: scripts whose shape would make
+// esbuild super-linear are refused (nesting deeper than 1,000 levels, very
+// long comma sequences or sums of literals, floods of strict-mode errors)
+// or transpiled with minified local names (see shape.go).
 func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
 	var o Options
 	if opts != nil {
@@ -119,16 +148,87 @@ func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
 	if ok {
 		return e.out, e.diags
 	}
-	out, diags := transform(src, o)
+	return transformWithin(key)
+}
+
+// store caches a result, charging what it holds.
+func store(key cacheKey, out *Output, diags []diag.Diagnostic) {
+	size := len(key.src) + len(key.opts.Prefix) + len(key.opts.Suffix) + len(key.opts.Lang)
+	if out != nil {
+		size += len(out.Code) + len(out.smap) + len(out.end)
+	}
+	for _, d := range diags {
+		size += len(d.Message) + len(d.Hint) + len(d.Path)
+	}
+	if size > cacheMaxEntry {
+		return
+	}
 	cache.Lock()
-	if cache.m == nil || len(cache.m) >= cacheMaxEntries || cache.bytes+len(src) > cacheMaxBytes {
+	defer cache.Unlock()
+	if cache.m == nil || len(cache.m) >= cacheMaxEntries || cache.bytes+size > cacheMaxBytes {
 		cache.m = map[cacheKey]cacheEntry{}
 		cache.bytes = 0
 	}
 	cache.m[key] = cacheEntry{out, diags}
-	cache.bytes += len(src)
-	cache.Unlock()
-	return out, diags
+	cache.bytes += size
+}
+
+// transformTimeout bounds the time Module spends on one script, waiting
+// for a slot included. measure keeps esbuild linear on the shapes known to
+// make it slow, but not on all of them: many errors or warnings whose note
+// points elsewhere in the file each rescan the file (thousands of
+// reassignments of a constant take seconds), and there may be others. Past
+// the timeout esbuild cannot be stopped: it finishes in the background,
+// holding its slot, so at most cap(slots) transforms run at once.
+var (
+	transformTimeout = 3 * time.Second
+	slots            = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	// transformFunc is transform; tests replace it.
+	transformFunc = transform
+)
+
+// transformWithin runs transform within transformTimeout, and caches its
+// result when it has one, even after the timeout: the script may well be
+// submitted again.
+func transformWithin(key cacheKey) (*Output, []diag.Diagnostic) {
+	timer := time.NewTimer(transformTimeout)
+	defer timer.Stop()
+	select {
+	case slots <- struct{}{}:
+	case <-timer.C:
+		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: "the server is busy compiling other scripts",
+			Hint:    "run the script again in a moment"}}
+	}
+	type result struct {
+		out   *Output
+		diags []diag.Diagnostic
+		panic any
+	}
+	done := make(chan result, 1)
+	f := transformFunc
+	go func() {
+		defer func() { <-slots }()
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{panic: p}
+			}
+		}()
+		out, diags := f(key.src, key.opts)
+		store(key, out, diags)
+		done <- result{out: out, diags: diags}
+	}()
+	select {
+	case r := <-done:
+		if r.panic != nil {
+			panic(r.panic)
+		}
+		return r.out, r.diags
+	case <-timer.C:
+		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: fmt.Sprintf("the script could not be compiled within %v", transformTimeout),
+			Hint:    "simplify the script (fewer repetitions of the same declaration, assignment or case; shorter expressions), or run it again in a moment"}}
+	}
 }
 
 func transform(src string, o Options) (*Output, []diag.Diagnostic) {
@@ -136,10 +236,19 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 	if o.Lang != "" {
 		langs = []string{o.Lang}
 	}
+	sh := measure(src)
+	if !sh.ok() {
+		return nil, []diag.Diagnostic{shapeDiagnostic(src, "script."+langs[0], sh)}
+	}
+	// esbuild's default renamer, which keeps the agent's names, costs
+	// about depth × (scopes + names × colliding names); past the budget,
+	// minify local names instead, in linear time (keeping the .name of
+	// functions and classes).
+	minify := renameCost(src, sh.nesting) > renameBudget
 	var best []api.Message
 	bestLang := ""
 	for _, lang := range langs {
-		out, errs := try(src, lang, o)
+		out, errs := try(src, lang, o, minify)
 		if out != nil {
 			return out, nil
 		}
@@ -149,7 +258,7 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 			best, bestLang = errs, lang
 		}
 	}
-	return nil, syntaxDiagnostics(best, "script."+bestLang, len(o.Prefix))
+	return nil, syntaxDiagnostics(best, "script."+bestLang, src, o)
 }
 
 func furthest(msgs []api.Message) int {
@@ -159,29 +268,35 @@ func furthest(msgs []api.Message) int {
 	return msgs[0].Location.Line<<20 + msgs[0].Location.Column
 }
 
-// esmSuffix makes every input a module: esbuild treats a file without
-// import, export or top-level await as a script, and then accepts a
-// top-level return, which the sandbox would refuse.
-const esmSuffix = "\nexport {};\n"
-
-func try(src, lang string, o Options) (*Output, []api.Message) {
+func try(src, lang string, o Options, minify bool) (*Output, []api.Message) {
 	file := "script." + lang
-	input := o.Prefix + src + o.Suffix + esmSuffix
+	input := o.Prefix + src + o.Suffix
 	loader := api.LoaderTS
 	if lang == "js" {
 		loader = api.LoaderJS
 	}
 	r := api.Transform(input, api.TransformOptions{
-		Loader:     loader,
-		Format:     api.FormatESModule,
-		Target:     api.ESNext,
-		Sourcemap:  api.SourceMapExternal,
-		Sourcefile: file,
+		Loader:    loader,
+		Format:    api.FormatESModule,
+		Target:    api.ESNext,
+		Sourcemap: api.SourceMapExternal,
+		// The file is named as an ES module (.mts, .mjs), as the sandbox
+		// runs it: without import, export or top-level await esbuild would
+		// otherwise treat it as a script, and accept a top-level return.
+		// (Appending "export {}" does that too, but then every strict-mode
+		// error carries a note pointing at it, at the end of the file,
+		// which makes many of them quadratic.)
+		Sourcefile: "script.m" + lang,
 		Charset:    api.CharsetUTF8,
 		LogLevel:   api.LogLevelSilent,
-		// Keep the agent's code as written: no minification, no
-		// tree shaking that could drop a side-effect import.
-		TreeShaking: api.TreeShakingFalse,
+		// Keep the agent's code as written, except for white space (see
+		// Output.Code) and, for pathological scripts, local names; no
+		// syntax minification, no tree shaking that could drop a
+		// side-effect import.
+		MinifyWhitespace:  true,
+		MinifyIdentifiers: minify,
+		KeepNames:         minify,
+		TreeShaking:       api.TreeShakingFalse,
 		// An import whose names are all unused (or all types) stays as
 		// `import "x"`: importing a server that does not exist is then
 		// still an IMPORT_FAILURE, and importing one still connects it.
@@ -190,23 +305,191 @@ func try(src, lang string, o Options) (*Output, []api.Message) {
 	if len(r.Errors) > 0 {
 		return nil, r.Errors
 	}
-	out := &Output{Code: string(r.Code), Lang: lang, File: file}
-	if m, err := sourcemap.Parse("", r.Map); err == nil {
-		out.smap = m
+	line, col := endOf(src)
+	lines, _ := lineCol(src, len(src))
+	return &Output{Code: string(r.Code), Lang: lang, File: file, smap: r.Map, shift: len(o.Prefix),
+		lines: lines, end: strconv.Itoa(line) + ":" + strconv.Itoa(col)}, nil
+}
+
+// endOf returns the 1-based line and column just past the last character
+// of src that is not white space: where a script that was cut off ends.
+func endOf(src string) (line, col int) {
+	return lineCol(src, len(strings.TrimRightFunc(src, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' })))
+}
+
+// lineCol returns the 1-based line and column (in bytes) of byte offset off
+// in src, counting line breaks as esbuild does.
+func lineCol(src string, off int) (line, col int) {
+	off = min(max(off, 0), len(src))
+	line, start := 1, 0
+	for i := 0; i < off; {
+		if n := lineBreak(src, i); n > 0 {
+			i += n
+			line, start = line+1, i
+			continue
+		}
+		i++
 	}
-	out.shift = len(o.Prefix)
-	return out, nil
+	return line, off - start + 1
+}
+
+// lineBreak returns the length of the line break at s[i], or 0.
+func lineBreak(s string, i int) int {
+	if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+		return 2
+	}
+	return lineTerminatorAt(s, i)
+}
+
+// lineAt returns the 1-based line n of src, without trailing white space.
+func lineAt(src string, n int) string {
+	start := 0
+	for i := 0; i < len(src); {
+		b := lineBreak(src, i)
+		if b == 0 {
+			i++
+			continue
+		}
+		if n == 1 {
+			return strings.TrimRight(src[start:i], " \t")
+		}
+		n--
+		i += b
+		start = i
+	}
+	if n == 1 {
+		return strings.TrimRight(src[start:], " \t")
+	}
+	return ""
+}
+
+// renameCost bounds the work of esbuild's default renamer on src: for each
+// scope, a walk up the enclosing scopes (at most depth), and for each name,
+// such a walk per candidate name it tries ("x", "x2", "x3"…, at most the
+// names of its family: the same letters with other trailing digits). It
+// counts words everywhere, strings and comments included, so that it is
+// never low.
+func renameCost(src string, depth int) int64 {
+	type family struct {
+		names map[string]bool
+		count int
+	}
+	families := map[string]*family{}
+	var scopes int64
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '{' || c == '(':
+			scopes++
+			i++
+		case c == '=' && i+1 < len(src) && src[i+1] == '>':
+			scopes++
+			i += 2
+		case c >= '0' && c <= '9':
+			for i < len(src) && isWordByte(src[i]) {
+				i++
+			}
+		case isWordByte(c):
+			j := i
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			w := src[i:j]
+			root := strings.TrimRight(w, "0123456789")
+			f := families[root]
+			if f == nil {
+				f = &family{names: map[string]bool{}}
+				families[root] = f
+			}
+			f.names[w] = true
+			f.count++
+			i = j
+		default:
+			i++
+		}
+	}
+	d := int64(depth)
+	cost := scopes
+	for _, f := range families {
+		cost += int64(f.count) * (2 + min(int64(f.count), d*int64(len(f.names))))
+		if cost > renameBudget { // no need to count further
+			return cost * d
+		}
+	}
+	return cost * d
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+}
+
+// shapeDiagnostic reports a script that measure refused.
+func shapeDiagnostic(src, file string, sh shape) diag.Diagnostic {
+	d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError}
+	var off int
+	switch {
+	case sh.tooDeep >= 0:
+		off = sh.tooDeep
+		d.Message = fmt.Sprintf("the script nests more than %d levels deep (brackets, blocks, functions, operators)", maxNesting)
+		d.Hint = "flatten the code: use loops, intermediate variables and data instead of deeply nested expressions"
+	case sh.tooWide():
+		off = sh.deepest
+		d.Message = fmt.Sprintf("the script is too long for how deeply it nests (%d levels here)", sh.nesting)
+		d.Hint = "flatten the code: use loops, intermediate variables and data instead of deeply nested expressions"
+	case sh.tooLong >= 0:
+		off = sh.tooLong
+		d.Message = "the script has comma-separated expression sequences too long to compile"
+		d.Hint = "split the sequence into separate statements, or put the values in an array"
+	case sh.tooFold >= 0:
+		off = sh.tooFold
+		d.Message = "the script adds up too many string or template literals in one expression to compile"
+		d.Hint = "collect the parts in an array and join() them, or append them in separate statements"
+	case sh.tooStrict >= 0:
+		off = sh.tooStrict
+		d.Message = fmt.Sprintf("the script has more than %d constructs that ECMAScript modules do not allow (legacy octal literals or escapes, with statements, delete of a variable, a parameter or a let, const or class declared twice)", maxStrictErrors)
+		d.Hint = "write 0o17 instead of 017, \\x01 instead of \\01, and declare each name once per block and parameter list; with statements and deleting variables are not supported"
+	default:
+		off = sh.ambiguous
+		d.Message = `the script has too many "/" that could either divide or start a regular expression`
+		d.Hint = "put regular expressions in parentheses and end statements with semicolons"
+	}
+	line, col := lineCol(src, off)
+	d.Path = fmt.Sprintf("%s:%d:%d", file, line, col)
+	if text := lineAt(src, line); text != "" && len(text) <= 200 {
+		d.Message += fmt.Sprintf("\n  %d | %s", line, text)
+	}
+	return d
 }
 
 // syntaxDiagnostics turns esbuild's errors into SYNTAX_ERROR diagnostics with
 // the position in the agent's source and a hint.
-func syntaxDiagnostics(msgs []api.Message, file string, shift int) []diag.Diagnostic {
+func syntaxDiagnostics(msgs []api.Message, file, src string, o Options) []diag.Diagnostic {
+	shift := len(o.Prefix)
 	var out []diag.Diagnostic
-	for i, m := range msgs {
-		if i == 5 {
+	atEnd := false
+	for _, m := range msgs {
+		if len(out) == 5 {
 			break // the first few errors are what matters; later ones cascade
 		}
 		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError, Message: m.Text, Hint: hintFor(m.Text)}
+		if loc := m.Location; loc != nil && inWrapper(loc, src, o) {
+			// The error is in code the agent did not write: the agent's
+			// code ended too early (an unclosed bracket, a missing
+			// operand) or has an extra closing bracket.
+			if atEnd {
+				continue // one is enough: the others cascade from it
+			}
+			atEnd = true
+			line, col := endOf(src)
+			d.Path = fmt.Sprintf("%s:%d:%d", file, line, col)
+			d.Message = endMessage(m.Text)
+			if text := lineAt(src, line); text != "" {
+				d.Message += fmt.Sprintf("\n  %d | %s", line, text)
+			}
+			d.Hint = "the code ends too early: close every (, [, { and string, and complete the last statement; or remove an extra closing bracket"
+			out = append(out, d)
+			continue
+		}
 		if loc := m.Location; loc != nil {
 			col := loc.Column + 1
 			if loc.Line == 1 {
@@ -234,6 +517,52 @@ func syntaxDiagnostics(msgs []api.Message, file string, shift int) []diag.Diagno
 		out = append(out, d)
 	}
 	return out
+}
+
+// inWrapper reports whether an esbuild location in the transpiled input
+// (the wrapper's prefix, src, the wrapper's suffix) lies outside src, or at
+// its very end. Lines are the agent's (the prefix has no line break);
+// columns are bytes.
+func inWrapper(loc *api.Location, src string, o Options) bool {
+	if loc.Line == 1 && loc.Column < len(o.Prefix) {
+		return true
+	}
+	lines, last := lineCol(src, len(src))
+	if loc.Line != lines {
+		return loc.Line > lines
+	}
+	last-- // the length of the last line
+	if lines == 1 {
+		last += len(o.Prefix)
+	}
+	return loc.Column >= last
+}
+
+// endMessage rewords esbuild's message for an error past the end of the
+// agent's code: what esbuild found there is the wrapper's, but what it
+// expected, or what is unterminated, says what is missing.
+func endMessage(text string) string {
+	const m = "Unexpected end of script"
+	if exp, ok := expected(text); ok {
+		return m + ": expected " + exp
+	}
+	if strings.HasPrefix(text, "Unexpected ") || text == "" {
+		return m
+	}
+	if c := text[0]; c >= 'A' && c <= 'Z' && len(text) > 1 && text[1] >= 'a' && text[1] <= 'z' {
+		text = string(c+'a'-'A') + text[1:]
+	}
+	return m + ": " + text
+}
+
+// expected extracts X from esbuild's `Expected X but found Y`.
+func expected(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(text, "Expected ")
+	if !ok {
+		return "", false
+	}
+	exp, _, ok := strings.Cut(rest, " but found ")
+	return exp, ok && exp != ""
 }
 
 // startsWithWord reports whether s begins with the word w followed by a
