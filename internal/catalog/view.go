@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -93,9 +94,11 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 		if err != nil {
 			// A cancelled ctx is this caller's problem, not the server's:
 			// do not pin it for the rest of the run.
-			if ctx.Err() == nil {
+			switch {
+			case ctx.Err() == nil:
 				v.errs[id] = err
-			} else {
+				delete(v.givenUp, id)
+			case context.Cause(ctx) != errPatience:
 				if v.givenUp == nil {
 					v.givenUp = map[string]bool{}
 				}
@@ -103,6 +106,7 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 			}
 		} else {
 			v.servers[id] = s
+			delete(v.givenUp, id)
 		}
 		v.mu.Unlock()
 		close(ch)
@@ -136,6 +140,16 @@ func (v *View) All(ctx context.Context) ([]*Server, map[string]error) {
 		out = append(out, s)
 	}
 	return out, failed
+}
+
+// errPatience ends a context from WithPatience.
+var errPatience = errors.New("catalog: stopped waiting for now")
+
+// WithPatience bounds how long a caller waits for servers that are still
+// starting without giving up on them: a server it stops waiting for is not
+// reported by GivenUp, and a later call waits for it again.
+func WithPatience(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errPatience)
 }
 
 // GivenUp returns the servers this view stopped waiting for because the

@@ -144,7 +144,7 @@ func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
 		// Leave the script time to use the answer.
 		patience = min(patience, time.Until(d)/2)
 	}
-	pctx, cancel := context.WithTimeout(ctx, patience)
+	pctx, cancel := catalog.WithPatience(ctx, patience)
 	defer cancel()
 	servers, failed := v.cat.All(pctx)
 	byID := map[string]*catalog.Server{}

@@ -336,6 +336,14 @@ globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{Ti
 		t.Errorf("listServers: %s", dump(res))
 	}
 
+	// Listing stops waiting for it without blaming it for a timeout the
+	// script then causes itself.
+	res = r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
+await listServers(); for (;;) {}`, Limits: config.Limits{TimeoutMs: 1000}})
+	if len(res.Diagnostics) != 1 || strings.Contains(res.Diagnostics[0].Message, "waiting for") {
+		t.Errorf("a script's own timeout blamed on a server it only listed: %s", dump(res))
+	}
+
 	res = r.Run(context.Background(), Request{Code: `import { x } from "@codemode/servers/stuck";`, Limits: config.Limits{TimeoutMs: 500}})
 	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.SandboxLimit || !strings.Contains(res.Diagnostics[0].Message, `waiting for "stuck" to start`) {
 		t.Errorf("a run that waited for a stuck server: %s", dump(res))

@@ -180,7 +180,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		return resp
 	}
 	limits := r.cfg.Resolve(req.Limits)
-	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits)...)
+	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits, x.LimitParams)...)
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
 	// (see its package doc), as esbuild cannot be interrupted.
@@ -233,8 +233,10 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 }
 
 // clamped warns about each requested limit the host lowered to its
-// maximum: the run goes on, but not with what the caller asked for.
-func clamped(req, got config.Limits) []diag.Diagnostic {
+// maximum: the run goes on, but not with what the caller asked for. Limits
+// a surface sets itself (no parameter in params) are not the caller's to
+// hear about.
+func clamped(req, got config.Limits, params map[string]string) []diag.Diagnostic {
 	var out []diag.Diagnostic
 	for _, l := range []struct {
 		key      string
@@ -246,9 +248,10 @@ func clamped(req, got config.Limits) []diag.Diagnostic {
 		{"maxToolCalls", req.MaxToolCalls, got.MaxToolCalls},
 		{"maxResultBytes", req.MaxResultBytes, got.MaxResultBytes},
 	} {
-		if l.req > l.got {
+		param := limitParam(params, l.key)
+		if l.req > l.got && param != "" {
 			out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit,
-				Message: fmt.Sprintf("limits.%s %d is above this host's maximum; the run uses %d", l.key, l.req, l.got),
+				Message: fmt.Sprintf("%s %d is above this host's maximum; the run uses %d", param, l.req, l.got),
 				Hint:    fmt.Sprintf("ask for at most %d", l.got)})
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
-// CallTool runs one tool call the way a binding does: count it against
-// maxToolCalls, look the tool up (by canonical or export name), validate the
+// CallTool runs one tool call the way a binding does: look the tool up (by
+// canonical or export name), count it against maxToolCalls, validate the
 // input against its inputSchema, call it, record it in the trace and unwrap
 // the result (§5.3.2). Every failure is a *diag.Error of the §7.1 class agent
 // code should see, an isError result included. input may be nil (no
@@ -53,9 +53,6 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		return nil, nil, &diag.Error{Class: diag.CodemodeError, Message: fmt.Sprintf("cannot call %s/%s: this run is read-only", serverID, name),
 			Hint: "search only reads the catalog; call tools with execute"}
 	}
-	if err := v.count(serverID, name); err != nil {
-		return nil, nil, err
-	}
 	s, err := v.cat.Server(ctx, serverID)
 	if err != nil {
 		return nil, nil, serverError(serverID, err, v.cat.IDs())
@@ -63,7 +60,12 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	v.use(serverID)
 	t := s.Lookup(name)
 	if t == nil {
+		// Not counted: nothing was called, and a misspelt name must not
+		// use up maxToolCalls.
 		return nil, nil, toolNotFound(s, name)
+	}
+	if err := v.count(serverID, name); err != nil {
+		return nil, nil, err
 	}
 	args, verr := v.checkInput(s, t, input)
 	if verr != nil {

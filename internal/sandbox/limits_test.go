@@ -460,3 +460,17 @@ func TestTimerCallbackException(t *testing.T) {
 	res = Run(context.Background(), `setTimeout(() => { for (let i = 0; i < 5; i++) setTimeout(() => {}, 10); }, 0);`, opts)
 	wantLimit(t, res, "timers")
 }
+
+// maxLogBytes counts message bytes; entries are capped too (one per 16
+// bytes of the limit, at least 100), so a flood of tiny lines keeps the
+// response small, and the closing notice says which limit was hit.
+func TestLogEntryCap(t *testing.T) {
+	res := Run(context.Background(), `for (let i = 0; i < 100000; i++) console.log("x");`, newTestHost().options(Limits{MaxLogBytes: 64 << 10}))
+	n := len(res.Logs)
+	if n != 4096+1 {
+		t.Fatalf("%d entries, want 4096 and the notice", n)
+	}
+	if last := res.Logs[n-1]; last.Level != LevelWarn || !strings.Contains(last.Message, "more than 4096 entries") {
+		t.Errorf("notice %+v", last)
+	}
+}

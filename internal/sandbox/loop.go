@@ -47,9 +47,9 @@ type run struct {
 	timers  timerHeap
 	timerAt map[int]*timer
 
-	logs          []LogEntry
 	logBytes      int64
 	logsTruncated bool
+	logsCapped    bool // truncated by the number of entries, not by bytes
 
 	// Settlement of the agent module.
 	settled   bool
@@ -272,8 +272,11 @@ func (r *run) finish() {
 		pool.discard(r.vm)
 	}
 	if r.logsTruncated {
-		r.res.Logs = append(r.res.Logs, LogEntry{Level: LevelWarn, TimeMs: r.elapsedMs(),
-			Message: fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)})
+		msg := fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)
+		if r.logsCapped {
+			msg = fmt.Sprintf("log output truncated: the script logged more than %d entries (maxLogBytes %d allows one per 16 bytes); later console output was dropped", logEntriesFor(r.opts.Limits.MaxLogBytes), r.opts.Limits.MaxLogBytes)
+		}
+		r.res.Logs = append(r.res.Logs, LogEntry{Level: LevelWarn, TimeMs: r.elapsedMs(), Message: msg})
 	}
 	if r.failed {
 		r.res.Result = json.RawMessage("null")
@@ -371,9 +374,13 @@ func (r *run) log(level Level, msg string) bool {
 		// Before measuring: a secret cut at the limit would not match.
 		msg = r.opts.Redact(msg)
 	}
+	if len(r.res.Logs) >= logEntriesFor(r.opts.Limits.MaxLogBytes) {
+		r.logsTruncated, r.logsCapped = true, true
+		return false
+	}
 	cost := int64(len(msg))
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
-	if cost > left || len(r.res.Logs) >= logEntriesFor(r.opts.Limits.MaxLogBytes) {
+	if cost > left {
 		if left > 0 {
 			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: truncateUTF8(msg, int(left)), TimeMs: r.elapsedMs()})
 		}

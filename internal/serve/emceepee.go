@@ -275,7 +275,7 @@ type emceepeeError struct {
 
 // messagePrefixes are what the sandbox puts before the error in the
 // message of a diagnostic, outermost first.
-var messagePrefixes = []string{"unhandled promise rejection: ", "uncaught exception in a setTimeout callback: ", "reading the result: ", "Uncaught "}
+var messagePrefixes = []string{"unhandled promise rejection: ", "uncaught exception in a setTimeout callback: ", "in a setTimeout callback: ", "reading the result: ", "Uncaught "}
 
 // emceepeeErrorOf turns a run's error diagnostic back into the error the
 // script saw: the name of its class (Error, TypeError, SchemaValidationError,

@@ -208,7 +208,13 @@ func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
 	var b strings.Builder
 	b.WriteString(`import { call, freeze } from "@codemode/internal";
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
-const route = (id, name) => freeze(function (input) { return arguments.length === 0 || input === undefined ? call("surface.call", [id, name]) : call("surface.call", [id, name, input]); });
+const TypeErrorC = TypeError, rejectWith = Promise.reject.bind(Promise);
+const route = (id, name) => freeze(function (input) {
+  if (arguments.length === 0 || input === undefined) return call("surface.call", [id, name]);
+  const t = typeof input;
+  if (t === "function" || t === "symbol" || t === "bigint") return rejectWith(new TypeErrorC(name + "() takes JSON data (usually an object of named arguments), not a " + t));
+  return call("surface.call", [id, name, input]);
+});
 // Names asked of any object by the language and by common idioms; they stay
 // undefined instead of turning into tool calls.
 const inert = { __proto__: null, then: 1, toJSON: 1, toString: 1, valueOf: 1, constructor: 1 };
