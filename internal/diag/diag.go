@@ -144,12 +144,20 @@ const MaxMessageBytes = 4096
 // and says how much it cut: a reader must never mistake a clipped message
 // for the whole.
 func Truncate(s string, n int) string {
+	c := Cut(s, n)
+	if len(c) == len(s) {
+		return s
+	}
+	return c + fmt.Sprintf("… [%d more bytes]", len(s)-len(c))
+}
+
+// Cut cuts s to at most n bytes without splitting a UTF-8 character.
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:cut] + fmt.Sprintf("… [%d more bytes]", len(s)-cut)
+	return s[:n]
 }

@@ -17,7 +17,7 @@ func BenchmarkHandlerTool(b *testing.B) {
 	v := newView(r, r.cfg.DefaultLimits, Extra{})
 	ctx := context.Background()
 	payload := json.RawMessage(`{"a":1,"b":2}`)
-	op := toolOp("calc", "add")
+	op := ToolOp("calc", "add")
 	if _, err := v.handle(ctx, op, payload); err != nil {
 		b.Fatal(err)
 	}

@@ -53,14 +53,14 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 // deep-frozen __meta__ (§5.1, §5.2). Local names are generated (t0, t1, …)
 // and exported under the §6.1 names, because an export name may be a word
 // that cannot name a local binding. Each binding's host operation carries
-// its route (see toolOp), so only the input crosses as JSON.
+// its route (see ToolOp), so only the input crosses as JSON.
 func ServerModuleSource(s *catalog.Server) string {
 	ops := make([]string, len(s.Tools))
 	names := make([]string, len(s.Tools))
 	locals := make([]string, len(s.Tools))
 	exports := make([]string, 0, len(s.Tools)+1)
 	for i, t := range s.Tools {
-		ops[i] = toolOp(s.ID, t.Name)
+		ops[i] = ToolOp(s.ID, t.Name)
 		names[i] = t.ExportName
 		locals[i] = fmt.Sprintf("t%d", i)
 		exports = append(exports, fmt.Sprintf("t%d as %s", i, t.ExportName))
@@ -113,10 +113,12 @@ export const getTool = freeze(function getTool(serverId, toolName) { return call
 export const searchTools = freeze(function searchTools(query, options) { return call("discovery.searchTools", [query, options]); });
 `
 
-// toolOp is the host operation of one tool's binding: "tool", the server id
-// and the tool name, NUL-separated (neither can contain NUL: ids are
-// [a-z0-9-], and the SDK refuses tool names with control characters).
-func toolOp(serverID, tool string) string { return "tool\x00" + serverID + "\x00" + tool }
+// ToolOp is the host operation of one tool's binding: "tool", the server id
+// and the tool name, NUL-separated (ids are [a-z0-9-], and the SDK refuses
+// tool names with control characters; a name from agent code with a NUL in
+// it only fails to be found). ToolOp(id, "") is the prefix of every tool of
+// server id, for bindings made in JavaScript.
+func ToolOp(serverID, tool string) string { return "tool\x00" + serverID + "\x00" + tool }
 
 // handle serves the sandbox's host operations.
 func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error) {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"modernc.org/quickjs"
@@ -16,6 +15,25 @@ import (
 // This file turns every way a run can end badly into diagnostics. The first
 // fatal diagnostic wins: once r.failed is set the run stops and its result
 // is null (§3.3.4).
+
+// What a diagnostic's message puts before the error's own "Name: message",
+// outermost first: where the error escaped, then that it was uncaught.
+// ErrorText takes them off again.
+const (
+	prefixUnhandled = "unhandled promise rejection: "
+	prefixTimer     = "in a setTimeout callback: "
+	prefixResult    = "reading the result: "
+	prefixUncaught  = "Uncaught "
+)
+
+// ErrorText returns the error's own text ("TypeError: boom") from the
+// message of a diagnostic this package wrote.
+func ErrorText(message string) string {
+	for _, p := range []string{prefixUnhandled, prefixTimer, prefixResult, prefixUncaught} {
+		message = strings.TrimPrefix(message, p)
+	}
+	return message
+}
 
 func defaultPosition(line, col int) string {
 	return "script.js:" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
@@ -202,7 +220,7 @@ func (r *run) uncaught(info, prefix string) {
 	if d.Name != "" {
 		text = d.Name + ": " + d.Message
 	}
-	out := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + "Uncaught " + text,
+	out := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + prefixUncaught + text,
 		Path: r.stackPath(d.Stack), ErrorClass: diag.Class(d.ErrorClass)}
 	switch {
 	case d.ErrorClass == string(diag.SandboxLimitError):
@@ -262,7 +280,7 @@ func leadingInt(s string) (int, string, bool) {
 func (r *run) collectResult() {
 	s, err := r.vm.result()
 	if err != nil {
-		r.engineFailure(err, "reading the result: ")
+		r.engineFailure(err, prefixResult)
 		return
 	}
 	if strings.HasPrefix(s, "E") {
@@ -278,15 +296,4 @@ func (r *run) collectResult() {
 		return
 	}
 	r.res.Result = json.RawMessage(body)
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -178,7 +178,7 @@ func (r *run) loop() {
 				return
 			}
 			if len(infos) > 0 {
-				r.uncaught(infos[0], "unhandled promise rejection: ")
+				r.uncaught(infos[0], prefixUnhandled)
 				return
 			}
 			if !r.settled {
@@ -242,11 +242,11 @@ func (r *run) fireDue() {
 		delete(r.timerAt, t.id)
 		info, err := r.vm.fire(t.id)
 		if err != nil {
-			r.engineFailure(err, "uncaught exception in a setTimeout callback: ")
+			r.engineFailure(err, prefixTimer)
 			return
 		}
 		if info != "" {
-			r.uncaught(info, "in a setTimeout callback: ")
+			r.uncaught(info, prefixTimer)
 			return
 		}
 		if err := r.vm.runJobs(); err != nil {
@@ -382,7 +382,7 @@ func (r *run) log(level Level, msg string) bool {
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
 	if cost > left {
 		if left > 0 {
-			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: truncateUTF8(msg, int(left)), TimeMs: r.elapsedMs()})
+			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: diag.Cut(msg, int(left)), TimeMs: r.elapsedMs()})
 		}
 		r.logBytes = r.opts.Limits.MaxLogBytes
 		r.logsTruncated = true

@@ -15,6 +15,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
@@ -273,10 +274,6 @@ type emceepeeError struct {
 	Hint    string `json:"hint,omitempty"`
 }
 
-// messagePrefixes are what the sandbox puts before the error in the
-// message of a diagnostic, outermost first.
-var messagePrefixes = []string{"unhandled promise rejection: ", "uncaught exception in a setTimeout callback: ", "in a setTimeout callback: ", "reading the result: ", "Uncaught "}
-
 // emceepeeErrorOf turns a run's error diagnostic back into the error the
 // script saw: the name of its class (Error, TypeError, SchemaValidationError,
 // …), its own message, and a stack in the engine's form, "Name: message\n
@@ -284,10 +281,7 @@ var messagePrefixes = []string{"unhandled promise rejection: ", "uncaught except
 // syntax error, an import) is named by its class when it has one, else as
 // codemode's CodemodeError; the code keeps the diagnostic's code either way.
 func emceepeeErrorOf(d diag.Diagnostic) *emceepeeError {
-	msg := d.Message
-	for _, p := range messagePrefixes {
-		msg = strings.TrimPrefix(msg, p)
-	}
+	msg := sandbox.ErrorText(d.Message)
 	name := string(d.ErrorClass)
 	switch {
 	case name != "":
@@ -332,17 +326,12 @@ type emceepeeStats struct {
 
 func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
-		Code    *string  `json:"code"`
+		Code    string   `json:"code"`
 		Timeout *float64 `json:"timeout"`
 	}
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Code == nil {
-		return errorResult("codemode_execute: call it with " + executeUsage), nil
-	}
+	json.Unmarshal(req.Params.Arguments, &in) // checked() has validated it against executeSchema (1000 ≤ timeout ≤ 300000)
 	timeout := int64(30_000)
 	if in.Timeout != nil {
-		if *in.Timeout < 1000 || *in.Timeout > 300_000 {
-			return errorResult(fmt.Sprintf("timeout %v ms is out of range: use 1000 to 300000", *in.Timeout)), nil
-		}
 		timeout = int64(*in.Timeout)
 	}
 	var calls atomic.Int64
@@ -353,7 +342,7 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 		return s.surfaceOps(ctx, v, op, payload)
 	}
 	start := time.Now()
-	resp := s.runner.RunWith(ctx, run.Request{Code: *in.Code, Limits: config.Limits{TimeoutMs: timeout}},
+	resp := s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}},
 		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: s.surfaceModules, Ops: ops,
 			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},

@@ -163,10 +163,7 @@ func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (
 }
 
 func (s *Server) handleExecuteCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	code, bad := codeArg(req.Params.Arguments)
-	if bad != nil {
-		return bad, nil
-	}
+	code := codeArg(req.Params.Arguments)
 	// Bifrost's form: a function body that returns its result.
 	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
 		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps, LimitParams: fixedLimits})

@@ -63,19 +63,26 @@ func newInproc(t *testing.T, withCalc bool, extra []config.Server, surfaces ...s
 		Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { mgr.Close() })
 	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	return &inproc{srv: srv, cs: connectInMemory(t, srv, "inproc")}
+}
+
+// connectInMemory starts srv and returns a client connected to it over
+// in-memory transports; both end with the test.
+func connectInMemory(tb testing.TB, srv *serve.Server, client string) *mcp.ClientSession {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	tb.Cleanup(cancel)
 	srv.Start(ctx)
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "inproc", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() })
-	return &inproc{srv: srv, cs: cs}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // call calls a tool and returns the result as JSON, as the e2e helpers

@@ -103,14 +103,12 @@ func orNone(ids []string) string {
 }
 
 // codeArg decodes {code: string}.
-func codeArg(raw json.RawMessage) (string, *mcp.CallToolResult) {
+func codeArg(raw json.RawMessage) string {
 	var in struct {
-		Code *string `json:"code"`
+		Code string `json:"code"`
 	}
-	if json.Unmarshal(raw, &in) != nil || in.Code == nil {
-		return "", errorResult(`the arguments must be {"code": "<source>"}`)
-	}
-	return *in.Code, nil
+	json.Unmarshal(raw, &in) // checked() has validated it against codeSchema
+	return in.Code
 }
 
 // fixedLimits is run.Extra.LimitParams for tools whose limits the caller
@@ -136,10 +134,7 @@ var searchTranspile = &transpile.Options{
 }
 
 func (s *Server) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	code, bad := codeArg(req.Params.Arguments)
-	if bad != nil {
-		return bad, nil
-	}
+	code := codeArg(req.Params.Arguments)
 	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
 		Transpile:   searchTranspile,
 		ReadOnly:    true,
@@ -151,10 +146,7 @@ func (s *Server) handleSearch(ctx context.Context, req *mcp.CallToolRequest) (*m
 }
 
 func (s *Server) handleExecute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	code, bad := codeArg(req.Params.Arguments)
-	if bad != nil {
-		return bad, nil
-	}
+	code := codeArg(req.Params.Arguments)
 	resp := s.runCallOrBody(ctx, code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps, LimitParams: fixedLimits})
 	return responseResult(resp, ""), nil
 }
@@ -198,45 +190,41 @@ export async function search(f) {
 `
 
 // globalsSource defines one global object per configured server. A
-// connected server's object is its module namespace, which is frozen and
-// lists its tools. A server that cannot be reached gets an object whose
+// connected server's object is its module namespace (frozen, listing its
+// tools) behind a proxy that turns other names into calls that fail with
+// ToolNotFoundError. A server that cannot be reached gets an object whose
 // every tool rejects with the reason (ServerNotFoundError, or
 // AuthenticationError): a script that uses it learns why, and one that
 // does not is not told about it.
 func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
 	servers, failed := s.reachable(ctx, v.Catalog())
 	var b strings.Builder
-	b.WriteString(`import { call, freeze } from "@codemode/internal";
+	b.WriteString(`import { bindTools, freeze } from "@codemode/internal";
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
-const TypeErrorC = TypeError, rejectWith = Promise.reject.bind(Promise);
-const route = (id, name) => freeze(function (input) {
-  if (arguments.length === 0 || input === undefined) return call("surface.call", [id, name]);
-  const t = typeof input;
-  if (t === "function" || t === "symbol" || t === "bigint") return rejectWith(new TypeErrorC(name + "() takes JSON data (usually an object of named arguments), not a " + t));
-  return call("surface.call", [id, name, input]);
-});
+// route binds a name the way a server module binds a tool, through the same
+// host operation: a name that is no tool throws ToolNotFoundError listing
+// the tools there are (rather than "not a function"), and a server that is
+// down throws why, or works if it is back.
+const route = (op, name) => bindTools([op + name], [name])[0];
 // Names asked of any object by the language and by common idioms; they stay
 // undefined instead of turning into tool calls.
 const inert = { __proto__: null, then: 1, toJSON: 1, toString: 1, valueOf: 1, constructor: 1 };
-const unreachable = (id) => new Proxy(freeze(Object.create(null)), {
-  get: (_, name) => typeof name !== "string" || name in inert ? undefined : route(id, name),
+const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
+  get: (_, name) => typeof name !== "string" || name in inert ? undefined : route(op, name),
 });
-// A server's module namespace, where a name that is no tool calls through
-// the host, which throws ToolNotFoundError listing the tools there are,
-// rather than "not a function".
-const server = (id, ns) => new Proxy(ns, {
-  get: (t, name) => typeof name !== "string" || name in t || name in inert ? t[name] : route(id, name),
+const server = (op, ns) => new Proxy(ns, {
+  get: (t, name) => typeof name !== "string" || name in t || name in inert ? t[name] : route(op, name),
 });
 `)
 	for i, srv := range servers {
 		fmt.Fprintf(&b, "import * as s%d from %q;\n", i, run.ServerModulePrefix+srv.ID)
 	}
 	for i, srv := range servers {
-		fmt.Fprintf(&b, "define(%q, server(%q, s%d));\n", typegen.GlobalName(srv.ID), srv.ID, i)
+		fmt.Fprintf(&b, "define(%q, server(%q, s%d));\n", typegen.GlobalName(srv.ID), run.ToolOp(srv.ID, ""), i)
 	}
 	for _, id := range v.Catalog().IDs() {
 		if _, down := failed[id]; down {
-			fmt.Fprintf(&b, "define(%q, unreachable(%q));\n", typegen.GlobalName(id), id)
+			fmt.Fprintf(&b, "define(%q, unreachable(%q));\n", typegen.GlobalName(id), run.ToolOp(id, ""))
 		}
 	}
 	return b.String()
@@ -271,22 +259,6 @@ func (s *Server) surfaceOps(ctx context.Context, v *run.View, op string, payload
 	switch {
 	case op == "surface.catalog":
 		out, err := s.catalogData(ctx, v)
-		return out, err, true
-	case op == "surface.call":
-		// A tool of a server that was unreachable when the run began,
-		// or a name that is no tool of a server (see globalsSource):
-		// called the way a binding calls it, so that it fails as a
-		// binding would, or works if the server is back.
-		var args []json.RawMessage
-		var id, name string
-		if json.Unmarshal(payload, &args) != nil || len(args) < 2 || json.Unmarshal(args[0], &id) != nil || json.Unmarshal(args[1], &name) != nil {
-			return nil, badCall(op, "malformed arguments"), true
-		}
-		var input json.RawMessage
-		if len(args) > 2 {
-			input = args[2]
-		}
-		out, err := v.CallTool(ctx, id, name, input)
 		return out, err, true
 	case strings.HasPrefix(op, "mcp."):
 		out, err := s.mcpOp(ctx, v, op, payload)

@@ -134,19 +134,7 @@ func (st *tokenSetup) gateway(tb testing.TB, surfaces ...string) *mcp.ClientSess
 	cfg.Serve.Surfaces = surfaces
 	r := run.New(&cfg, catalog.New(st.mgr), st.mgr, nil)
 	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
-	ctx, cancel := context.WithCancel(context.Background())
-	tb.Cleanup(cancel)
-	srv.Start(ctx)
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(ctx, stt, nil); err != nil {
-		tb.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tokens", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
+	return connectInMemory(tb, srv, "tokens")
 }
 
 // listTokens is the o200k_base token count of the JSON of a tools/list
