@@ -397,3 +397,19 @@ func TestNotAFunctionHint(t *testing.T) {
 		t.Errorf("%s", dump(res))
 	}
 }
+
+// An uncaught tool error points at the agent's call in its own TypeScript
+// source (§3.3.4 path), although the error is created on the event loop.
+func TestUncaughtToolErrorHasCallSite(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	res := r.Run(context.Background(), Request{Code: `import { add, fail } from "@codemode/servers/calc";
+type Sum = { sum: number };
+const s: Sum = await add({ a: 1, b: 2 });
+console.log(s.sum);
+const x: unknown = await fail({});
+`})
+	d := firstError(t, res)
+	if d.Code != diag.UncaughtException || d.ErrorClass != diag.ToolCallError || d.Path != "script.ts:5:26" {
+		t.Fatalf("diagnostic = %+v", d)
+	}
+}

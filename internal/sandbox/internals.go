@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -13,8 +14,8 @@ import (
 	"modernc.org/quickjs"
 )
 
-// This file reaches three engine facilities that modernc.org/quickjs does
-// not expose:
+// This file reaches engine facilities that modernc.org/quickjs does not
+// expose:
 //
 //   - The host promise rejection tracker. Without it a script like
 //     `async function main() { throw new Error("x") }; main()` fails
@@ -27,15 +28,16 @@ import (
 //     300 ms timeout ran for seconds. kick makes the next tick consult it.
 //   - The runtime's memory accounting, to recognise running out of memory
 //     when the engine had too little memory left to even build the error.
+//   - Native functions, promise capabilities and the stack frames, for the
+//     host call (hostcall.go).
 //
 // Reaching them needs the VM's unexported runtime and context, read with
-// reflect+unsafe, and a Go function passed to C as the transpiled code passes
+// reflect+unsafe, and Go functions passed to C as the transpiled code passes
 // them (the address of a funcval). Both depend on the exact versions of
 // modernc.org/quickjs and libquickjs that go.sum pins; the sandbox tests
-// (unhandled rejections, timeouts in slow built-ins, out-of-memory
-// classification) fail loudly if an upgrade changes either, and
-// installInternals degrades to "none of the three" rather than crash if the
-// fields are not found.
+// (host calls, unhandled rejections, timeouts in slow built-ins,
+// out-of-memory classification, call sites) fail loudly if an upgrade
+// changes either, and a VM whose internals are not found is not created.
 
 // rawValue mirrors quickjs.Value's layout, so that a tracked TJSValue can be
 // handed to the bootstrap's describe().
@@ -49,23 +51,42 @@ var _ [unsafe.Sizeof(quickjs.Value{}) - unsafe.Sizeof(rawValue{})]struct{}
 
 type trackedRejection struct {
 	promise, reason lib.TJSValue
+	// oom: the reason is the null the engine throws when it runs out of
+	// memory while building its out-of-memory error, and memory was at
+	// the limit when it did. By the time the rejection is reported the
+	// memory may be free again, and `throw null` looks the same.
+	oom bool
 }
 
-// internals is the engine access of one VM. pending is only touched on the
-// goroutine running that VM; kick may be called from any goroutine.
+// internals is the engine access of one VM. Everything but kick is only
+// touched on the goroutine running that VM; kick may be called from any
+// goroutine.
 type internals struct {
 	m       *quickjs.VM
+	host    host // the bound run's, for nativeCall
 	tls     *libc.TLS
 	ctx, rt uintptr
 	id      uintptr
 	pending []trackedRejection
+
+	ops       map[int]*hostOp // host calls not yet settled
+	seq       int
+	agentAtom lib.TJSAtom // "<agent>", the agent module's file name
 }
 
 var (
 	trackersMu sync.Mutex
-	trackers   = map[uintptr]*internals{}
+	trackers   = map[uintptr]*internals{} // by id, for the rejection tracker
+	byContext  = map[uintptr]*internals{} // by JSContext, for native functions
 	trackerSeq uintptr
 )
+
+// internalsOf returns the internals of the VM whose context is ctx.
+func internalsOf(ctx uintptr) *internals {
+	trackersMu.Lock()
+	defer trackersMu.Unlock()
+	return byContext[ctx]
+}
 
 // engineHandles returns the VM's C context, runtime and TLS.
 func engineHandles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
@@ -95,20 +116,27 @@ func engineHandles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
 	return uintptr(read(cctx).Uint()), uintptr(read(crt).Uint()), read(tlsf).Interface().(*libc.TLS), true
 }
 
-func installInternals(m *quickjs.VM) *internals {
+// installInternals finds the engine internals of m, installs the rejection
+// tracker and defines the native host call. It runs before the bootstrap.
+func installInternals(m *quickjs.VM) (*internals, error) {
 	ctx, rt, tls, ok := engineHandles(m)
 	if !ok || ctx == 0 || rt == 0 || tls == nil {
-		return nil
+		return nil, errors.New("the engine's internals were not found: this build of modernc.org/quickjs is not the one the sandbox was written for (see go.sum)")
 	}
-	t := &internals{m: m, tls: tls, ctx: ctx, rt: rt}
+	t := &internals{m: m, host: noHost{}, tls: tls, ctx: ctx, rt: rt, ops: map[int]*hostOp{}}
 	trackersMu.Lock()
 	trackerSeq++
 	t.id = trackerSeq
 	trackers[t.id] = t
+	byContext[ctx] = t
 	trackersMu.Unlock()
 	var cb any = trackRejection
 	lib.XJS_SetHostPromiseRejectionTracker(tls, rt, (*[2]uintptr)(unsafe.Pointer(&cb))[1], t.id)
-	return t
+	if err := t.registerCall(); err != nil {
+		t.release()
+		return nil, err
+	}
+	return t, nil
 }
 
 // trackRejection is called by the engine, on the VM's goroutine, when a
@@ -124,9 +152,11 @@ func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, ha
 	if handled == 0 {
 		// Keep the promise alive too, so its address cannot be reused by
 		// another promise while we track it.
+		used, limit := t.memory()
 		t.pending = append(t.pending, trackedRejection{
 			promise: lib.XDupValue(tls, ctx, promise),
 			reason:  lib.XDupValue(tls, ctx, reason),
+			oom:     reason.Ftag == lib.EJS_TAG_NULL && limit > 0 && used+limit/16 >= limit,
 		})
 		return
 	}
@@ -150,7 +180,10 @@ func (t *internals) take(v *qjsVM) ([]string, error) {
 		p := t.pending[0]
 		t.pending = t.pending[1:]
 		rv := rawValue{vm: t.m, v: p.reason}
-		info, err := v.describe(*(*quickjs.Value)(unsafe.Pointer(&rv)))
+		info, err := oomDescription, error(nil)
+		if !p.oom {
+			info, err = v.describe(*(*quickjs.Value)(unsafe.Pointer(&rv)))
+		}
 		lib.XFreeValue(t.tls, t.ctx, p.promise)
 		lib.XFreeValue(t.tls, t.ctx, p.reason)
 		if err != nil {
@@ -160,6 +193,10 @@ func (t *internals) take(v *qjsVM) ([]string, error) {
 	}
 	return infos, nil
 }
+
+// oomDescription is what describe() would say of the engine's out-of-memory
+// error.
+const oomDescription = `{"isError":true,"errorClass":"","name":"InternalError","message":"out of memory"}`
 
 // kick makes the engine consult its interrupt handler at its next tick.
 // The counter is written by the engine without atomics; a kick that races
@@ -183,14 +220,29 @@ func cMemory(addr uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
 }
 
-// release frees what is still tracked; the VM is about to close.
+// release frees what is still tracked and the promises of host calls never
+// settled; the VM is about to close.
 func (t *internals) release() {
 	for _, p := range t.pending {
 		lib.XFreeValue(t.tls, t.ctx, p.promise)
 		lib.XFreeValue(t.tls, t.ctx, p.reason)
 	}
 	t.pending = nil
+	for id, o := range t.ops {
+		t.free(o)
+		delete(t.ops, id)
+	}
+	if t.agentAtom != 0 {
+		lib.XJS_FreeAtom(t.tls, t.ctx, t.agentAtom)
+		t.agentAtom = 0
+	}
 	trackersMu.Lock()
 	delete(trackers, t.id)
+	delete(byContext, t.ctx)
 	trackersMu.Unlock()
+}
+
+// rawOf is the engine value inside v.
+func rawOf(v quickjs.Value) lib.TJSValue {
+	return (*rawValue)(unsafe.Pointer(&v)).v
 }

@@ -38,7 +38,8 @@ type run struct {
 	opCancel    context.CancelFunc
 	completions chan completion // written by workers
 	workers     sync.WaitGroup
-	inflight    int
+	inflight    int        // started by the script, not settled
+	queued      []hostCall // started by the script, not dispatched
 	// inflightBytes is the payload of the operations in flight. Payloads
 	// are copied out of the VM, beyond its memory limit, so together they
 	// may not exceed it.
@@ -159,6 +160,9 @@ func (r *run) loop() {
 		}
 		if r.failed {
 			return
+		}
+		if len(r.queued) > 0 && r.dispatch() {
+			continue // settled at once (or failed): run what it unblocked
 		}
 		if r.settled && !r.settledOK {
 			info, err := r.vm.rejection()
@@ -295,30 +299,70 @@ const maxPendingOps = 1000
 
 func (r *run) call(id int, op, payload string) error {
 	if r.inflight >= maxPendingOps {
-		return fmt.Errorf("too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
+		return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "pendingOperations", "value": maxPendingOps},
+			"too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
 	}
 	if r.inflightBytes+int64(len(payload)) > r.opts.Limits.MaxMemoryBytes {
-		return fmt.Errorf("the arguments of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
+		return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes},
+			"the arguments of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
 	}
 	r.inflight++
 	r.inflightBytes += int64(len(payload))
-	r.workers.Add(1)
-	goWork(func() {
-		defer r.workers.Done()
-		c := completion{id: id, size: len(payload)}
-		data, err := r.handle(op, json.RawMessage(payload))
-		if err != nil {
-			c.data = errorPayload(err)
-		} else {
-			c.ok, c.data = true, string(data)
-		}
-		select {
-		case r.completions <- c:
-		case <-r.opCtx.Done():
-			// The run is over; nobody will settle this promise.
-		}
-	})
+	r.queued = append(r.queued, hostCall{id: id, op: op, payload: payload})
 	return nil
+}
+
+// hostCall is a host operation the script started and the loop has not
+// handed to a handler yet.
+type hostCall struct {
+	id          int
+	op, payload string
+}
+
+// dispatch starts the host operations the script queued since the last
+// dispatch. It runs once JavaScript is idle, so the calls a script makes in
+// one turn (a Promise.all) start together.
+//
+// When the script is waiting for exactly one operation and nothing else can
+// happen meanwhile (no timer pending, no other operation in flight), the
+// loop would only wait for that operation's completion: it runs the handler
+// itself instead of handing it to a worker, which saves two goroutine
+// switches per call of a script that awaits its calls one by one. The
+// handler honours ctx, which carries the run's deadline, so the run still
+// ends on time. It reports whether it settled the operation (or failed the
+// run doing so) rather than handing operations to workers.
+func (r *run) dispatch() (inline bool) {
+	q := r.queued
+	r.queued = r.queued[:0]
+	if len(q) == 1 && r.inflight == 1 && len(r.timers) == 0 {
+		r.complete(r.perform(q[0]))
+		return true
+	}
+	for _, c := range q {
+		r.workers.Add(1)
+		goWork(func() {
+			defer r.workers.Done()
+			done := r.perform(c)
+			select {
+			case r.completions <- done:
+			case <-r.opCtx.Done():
+				// The run is over; nobody will settle this promise.
+			}
+		})
+	}
+	return false
+}
+
+// perform runs one host operation's handler.
+func (r *run) perform(c hostCall) completion {
+	done := completion{id: c.id, size: len(c.payload)}
+	data, err := r.handle(c.op, json.RawMessage(c.payload))
+	if err != nil {
+		done.data = errorPayload(err)
+	} else {
+		done.ok, done.data = true, string(data)
+	}
+	return done
 }
 
 func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, err error) {

@@ -20,8 +20,11 @@
 //     allocation fail, logs and results are capped in bytes.
 //   - A script's failure is a [diag.Diagnostic] in the [Result], never a Go
 //     error or a panic.
-//   - Handlers run on worker goroutines; their promises are settled on the
-//     goroutine that runs the event loop, never from the worker.
+//   - Host operations start once the script yields (awaits), all those of
+//     one turn together. Handlers run on worker goroutines, or on the
+//     event-loop goroutine itself when the script is waiting for that one
+//     operation and nothing else; promises are settled on the event-loop
+//     goroutine, never from a worker.
 package sandbox
 
 import (
@@ -34,8 +37,10 @@ import (
 
 // Handler performs one async host operation requested by JavaScript through
 // the internal module's call(op, payload). payload is the JSON of the value
-// passed, or empty when call got none. It runs on a worker goroutine; ctx is
-// cancelled when the run ends, early or not. A returned *diag.Error is
+// passed, or empty when call got none. It runs on a worker goroutine or on
+// the event-loop goroutine (see dispatch in loop.go); ctx carries the run's
+// deadline and is cancelled when the run ends, early or not, and the handler
+// must return promptly then: the run cannot end while it blocks the loop. A returned *diag.Error is
 // thrown into the script as an instance of its @codemode/errors class; any
 // other error as a CodemodeError.
 type Handler func(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error)

@@ -109,7 +109,7 @@ type qjsVM struct {
 	h host
 
 	// Functions the bootstrap handed over with __cm_install.
-	settleFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
+	failFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
 	installed                                                      bool
 
 	// preparing is true while the VM imports its own internal module.
@@ -122,7 +122,7 @@ type qjsVM struct {
 	hasReason bool
 	memLimit  int64
 	deadline  time.Time
-	in        *internals // nil when the engine internals are unavailable
+	in        *internals
 }
 
 // noHost answers host calls made while no run is bound. Only the bootstrap
@@ -153,6 +153,9 @@ func newQJSVM() (*qjsVM, error) {
 	// threshold again before agent code runs.
 	m.SetGCThreshold(16 << 20)
 	if err := v.prepare(code); err != nil {
+		if v.in != nil {
+			v.in.release()
+		}
 		m.Close()
 		return nil, err
 	}
@@ -161,6 +164,11 @@ func newQJSVM() (*qjsVM, error) {
 
 func (v *qjsVM) prepare(code []byte) error {
 	m := v.m
+	in, err := installInternals(m)
+	if err != nil {
+		return err
+	}
+	v.in = in
 	reg := []struct {
 		name string
 		f    any
@@ -181,11 +189,7 @@ func (v *qjsVM) prepare(code []byte) error {
 		}
 	}
 	// Host funcs whose Go error must become a JavaScript exception.
-	if err := m.RegisterHostFunc("__cm_call", func(args []any) (any, error) {
-		return nil, v.h.call(argInt(args, 0), argString(args, 1), argString(args, 2))
-	}); err != nil {
-		return err
-	}
+	// (__cm_call is native: see hostcall.go.)
 	if err := m.RegisterHostFunc("__cm_timer", func(args []any) (any, error) {
 		id, ms := argInt(args, 0), argFloat(args, 1)
 		return nil, v.h.timer(id, ms)
@@ -214,12 +218,11 @@ func (v *qjsVM) prepare(code []byte) error {
 	if _, err := m.ExecutePendingJobs(); err != nil {
 		return fmt.Errorf("loading the internal modules: %w", err)
 	}
-	v.in = installInternals(m)
 	return nil
 }
 
-func (v *qjsVM) install(settle, fire, watch, result, describe, determinize quickjs.Value) {
-	v.settleFn, v.fireFn, v.watchFn = settle.Dup(), fire.Dup(), watch.Dup()
+func (v *qjsVM) install(fail, fire, watch, result, describe, determinize quickjs.Value) {
+	v.failFn, v.fireFn, v.watchFn = fail.Dup(), fire.Dup(), watch.Dup()
 	v.resultFn, v.describeFn, v.determinizeFn = result.Dup(), describe.Dup(), determinize.Dup()
 	v.installed = true
 }
@@ -298,7 +301,7 @@ type importError struct {
 
 func (e *importError) Error() string { return fmt.Sprintf("module %q %s", e.specifier, e.reason) }
 
-func (v *qjsVM) bind(h host) { v.h = h }
+func (v *qjsVM) bind(h host) { v.h, v.in.host = h, h }
 
 func (v *qjsVM) setLimits(deadline time.Time, memoryBytes int64) {
 	v.deadline = deadline
@@ -360,8 +363,7 @@ func (v *qjsVM) settle(id int, ok bool, data string) error {
 	if err := v.enter(); err != nil {
 		return err
 	}
-	_, err := v.settleFn.Call(quickjs.UndefinedValue, id, ok, data)
-	return err
+	return v.in.settle(v, id, ok, data)
 }
 
 // fire runs timer id's callback. A callback that threw gives the
@@ -387,7 +389,7 @@ func (v *qjsVM) runJobs() error {
 }
 
 func (v *qjsVM) unhandled() ([]string, error) {
-	if v.in == nil || !v.in.pendingAny() {
+	if !v.in.pendingAny() {
 		return nil, nil
 	}
 	v.headroom()
@@ -443,15 +445,10 @@ func (v *qjsVM) result() (string, error) {
 
 func (v *qjsVM) interrupt() {
 	v.m.Interrupt()
-	if v.in != nil {
-		v.in.kick()
-	}
+	v.in.kick()
 }
 
 func (v *qjsVM) outOfMemory() bool {
-	if v.in == nil {
-		return false
-	}
 	used, limit := v.in.memory()
 	// The allocator rounds up to size classes: "at the limit" means within
 	// a slack of it.
@@ -459,13 +456,13 @@ func (v *qjsVM) outOfMemory() bool {
 }
 
 func (v *qjsVM) close() {
-	if v.in != nil {
+	if v.in != nil { // nil when prepare failed early
 		v.in.release()
 	}
 	if v.hasReason {
 		v.reason.Free()
 	}
-	for _, f := range []*quickjs.Value{&v.settleFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.describeFn, &v.determinizeFn} {
+	for _, f := range []*quickjs.Value{&v.failFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.describeFn, &v.determinizeFn} {
 		f.Free()
 	}
 	v.m.Close()

@@ -19,13 +19,13 @@
   "use strict";
   const g = globalThis;
   const H = {
-    call: g.__cm_call, // (id, op, payloadJSON): start an async host operation
+    call: g.__cm_call, // (op, payloadJSON) -> promise, or the JSON of a refusal: start an async host operation
     log: g.__cm_log, // (level, message) -> bool: false once logs are truncated
     timer: g.__cm_timer, // (id, ms): schedule fire(id)
     clear: g.__cm_clear, // (id): cancel a timer
     done: g.__cm_done, // (ok, reason): the agent module settled
     url: g.__cm_url, // (op, a, b, c) -> string: WHATWG URL operations
-    install: g.__cm_install, // (settle, fire, watch, result, describe, determinize)
+    install: g.__cm_install, // (fail, fire, watch, result, describe, determinize)
   };
   for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install"]) {
     delete g[k];
@@ -170,64 +170,62 @@
 
   // --- Host calls ----------------------------------------------------------
 
-  const pending = create(null);
-  let callSeq = 0;
   function rejected(e) {
     return new PromiseC(function (_, reject) { reject(e); });
   }
-  // call starts an async host operation; the host settles it on the event
-  // loop through settle(). payload must be JSON data; a call without one
-  // sends the host an empty payload ("no argument", which §5.3.1 tells apart
-  // from an explicit value).
+  // call starts an async host operation and returns its promise, which the
+  // host settles on the event loop (hostcall.go). payload must be JSON data;
+  // a call without one sends the host an empty payload ("no argument",
+  // which §5.3.1 tells apart from an explicit value).
   function call(op, payload) {
-    let body = "";
-    if (arguments.length > 1) {
-      try {
-        // An array is serialised element by element, so that an
-        // Array.prototype.toJSON planted by agent code cannot rewrite the
-        // arguments of a discovery call wholesale.
-        if (ArrayIsArray(payload)) {
-          body = "[";
-          for (let i = 0; i < payload.length; i++) {
-            const x = stringify(payload[i]);
-            body += (i > 0 ? "," : "") + (x === undefined ? "null" : x);
-          }
-          body += "]";
-        } else {
-          body = stringify(payload);
-          if (body === undefined) body = "null";
-        }
-      } catch (e) {
-        return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
-      }
-    }
-    const id = ++callSeq;
-    try {
-      H.call(id, StringC(op), body); // throws past the pending-operation limit
-    } catch (e) {
-      return rejected(new classes.SandboxLimitError(safeMessage(e), { hint: "await host calls (tool calls) before starting more", limit: "pendingOperations" }));
-    }
-    // An error that comes back is created on the event loop, where no agent
-    // frame is on the stack, so it carries no position in the agent's code.
-    // Capturing the call site's stack here would fix that, but building an
-    // Error costs ~20 µs in this engine, as much as the rest of the call.
-    return new PromiseC(function (resolve, reject) {
-      pending[id] = [resolve, reject];
-    });
+    if (arguments.length < 2) return send(StringC(op), "");
+    return sendData(StringC(op), payload);
   }
-  function settle(id, ok, data) {
-    const p = pending[id];
-    if (p === undefined) return;
-    delete pending[id];
-    let v;
+  function sendData(op, payload) {
+    let body;
     try {
-      v = parse(data);
+      body = encode(payload);
     } catch (e) {
-      p[1](e);
-      return;
+      return rejected(new TypeErrorC("arguments must be JSON data: " + safeMessage(e)));
     }
-    if (ok) p[0](v);
-    else p[1](hostError(v));
+    return send(op, body);
+  }
+  function send(op, body) {
+    const p = H.call(op, body);
+    // A string is the host refusing the call (a limit), as hostError data.
+    return typeof p === "string" ? rejected(hostError(parse(p))) : p;
+  }
+  function encode(payload) {
+    // An array is serialised element by element, so that an
+    // Array.prototype.toJSON planted by agent code cannot rewrite the
+    // arguments of a discovery call wholesale.
+    if (ArrayIsArray(payload)) {
+      let body = "[";
+      for (let i = 0; i < payload.length; i++) {
+        const x = stringify(payload[i]);
+        body += (i > 0 ? "," : "") + (x === undefined ? "null" : x);
+      }
+      return body + "]";
+    }
+    const body = stringify(payload);
+    return body === undefined ? "null" : body;
+  }
+  // fail rejects a host call's promise with the error the host described.
+  // site is where the agent's code made the call ("<agent>:line:col"), or
+  // "": the error is created here, on the event loop, where no agent frame
+  // is on the stack, so its stack trace names the call site instead.
+  function fail(reject, data, site) {
+    const e = hostError(parse(data));
+    if (site !== "") {
+      // A descriptor without a prototype: a polluted Object.prototype.get
+      // must not turn it into an accessor.
+      const d = create(null);
+      d.value = "    at " + site + "\n";
+      d.writable = true;
+      d.configurable = true;
+      defineProperty(e, "stack", d);
+    }
+    reject(e);
   }
 
   // --- Console (§3.3.1) -----------------------------------------------------
@@ -940,11 +938,11 @@
   internal.bindTools = function bindTools(ops, names) {
     const out = [];
     for (let i = 0; i < ops.length; i++) {
-      const op = ops[i];
+      const op = StringC(ops[i]);
       const name = names[i];
       const holder = create(null);
       holder[name] = function (input) {
-        if (arguments.length === 0 || input === undefined) return call(op);
+        if (input === undefined) return send(op, ""); // no argument, or undefined
         const t = typeof input;
         if (t === "function" || t === "symbol" || t === "bigint") {
           const e = new TypeErrorC(name + "() takes JSON data (usually an object of named arguments), not a " + t);
@@ -958,7 +956,7 @@
           }
           return rejected(e);
         }
-        return call(op, input);
+        return sendData(op, input);
       };
       out[i] = freeze(holder[name]);
     }
@@ -974,5 +972,5 @@
   };
   defineProperty(g, "__cm_handoff", { value: freeze(internal), writable: false, enumerable: false, configurable: true });
 
-  H.install(settle, fire, watch, result, describe, determinize);
+  H.install(fail, fire, watch, result, describe, determinize);
 })();
