@@ -110,7 +110,7 @@ type qjsVM struct {
 
 	// Functions the bootstrap handed over with __cm_install.
 	failFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
-	installed                                                      bool
+	installed                                                    bool
 
 	// preparing is true while the VM imports its own internal module.
 	preparing bool
