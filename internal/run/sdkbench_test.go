@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
 // BenchmarkSDKInMemoryCall is one tools/call between a go-sdk client and
-// server over mcp.NewInMemoryTransports, without codemode: the floor of the
-// RunInMemory benchmarks.
+// server over mcp.NewInMemoryTransports, without codemode.
 func BenchmarkSDKInMemoryCall(b *testing.B) {
 	ctx := context.Background()
 	s := calcServer()
@@ -17,6 +18,25 @@ func BenchmarkSDKInMemoryCall(b *testing.B) {
 	s.Connect(ctx, st, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil)
 	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSDKMemoryCall is the same call over upstream.NewMemoryTransports,
+// which passes messages as Go values: the floor of the RunInMemory
+// benchmarks, which dial their servers that way.
+func BenchmarkSDKMemoryCall(b *testing.B) {
+	ctx := context.Background()
+	ct, st := upstream.NewMemoryTransports()
+	calcServer().Connect(ctx, st, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

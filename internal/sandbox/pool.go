@@ -11,16 +11,43 @@ import (
 // pay for creating a VM and running the bootstrap (most of an empty run's
 // cost). A VM leaves the pool once and is closed after its run: no VM ever
 // serves two runs (§1.4).
+//
+// Preparing and closing VMs wait for a moment when no run is executing:
+// on a machine with few cores they would otherwise take CPU (and memory
+// bandwidth, and trigger garbage collections) from the run that just took a
+// VM. They wait at most quietWait, and the filler does not wait at all when
+// the pool is empty, so a sustained load still gets its VMs.
 type vmPool struct {
 	ready   chan *qjsVM
 	closeQ  chan vm
-	closing atomic.Bool // the closer is closing a VM
+	closing atomic.Bool   // the closer is closing a VM
+	active  atomic.Int64  // runs holding a VM
+	quiet   chan struct{} // signalled when active drops to 0
 	start   sync.Once
 }
 
 var pool = &vmPool{
 	ready:  make(chan *qjsVM, max(2, runtime.GOMAXPROCS(0))),
 	closeQ: make(chan vm, 64),
+	quiet:  make(chan struct{}, 1),
+}
+
+const quietWait = 20 * time.Millisecond
+
+// awaitQuiet returns once no run holds a VM, or after quietWait.
+func (p *vmPool) awaitQuiet() {
+	if p.active.Load() == 0 {
+		return
+	}
+	t := time.NewTimer(quietWait)
+	defer t.Stop()
+	for p.active.Load() > 0 {
+		select {
+		case <-p.quiet:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func (p *vmPool) init() {
@@ -29,6 +56,9 @@ func (p *vmPool) init() {
 		// idle pool costs a few hundred KiB per VM and no CPU.
 		go func() {
 			for {
+				if len(p.ready) > 0 {
+					p.awaitQuiet()
+				}
 				v, err := newQJSVM()
 				if err != nil {
 					// Out of memory, most likely: get() creates VMs
@@ -41,6 +71,7 @@ func (p *vmPool) init() {
 		}()
 		go func() {
 			for v := range p.closeQ {
+				p.awaitQuiet()
 				p.closing.Store(true)
 				v.close()
 				p.closing.Store(false)
@@ -52,16 +83,33 @@ func (p *vmPool) init() {
 // get returns a VM no run has used, from the pool if one is ready.
 func (p *vmPool) get() (vm, error) {
 	p.init()
+	p.active.Add(1)
 	select {
 	case v := <-p.ready:
 		return v, nil
 	default:
-		return newQJSVM()
+	}
+	v, err := newQJSVM()
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	return v, nil
+}
+
+// release ends a run's hold on the pool (see active).
+func (p *vmPool) release() {
+	if p.active.Add(-1) == 0 {
+		select {
+		case p.quiet <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // discard closes a used VM, off the caller's path when the closer keeps up.
 func (p *vmPool) discard(v vm) {
+	p.release()
 	v.bind(noHost{})
 	select {
 	case p.closeQ <- v:

@@ -1,0 +1,46 @@
+package upstream
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The memory transport carries a whole session, and closing the client's
+// end ends the server's session, as closing a pipe does.
+func TestMemoryTransportsSession(t *testing.T) {
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "add"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ A, B int }) (*mcp.CallToolResult, struct{ Sum int }, error) {
+		return nil, struct{ Sum int }{in.A + in.B}, nil
+	})
+	ct, st := NewMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"A": 2, "B": 3}})
+	if err != nil || res.IsError {
+		t.Fatalf("CallTool: %v %+v", err, res)
+	}
+	if got := res.StructuredContent.(map[string]any)["Sum"]; got != float64(5) {
+		t.Fatalf("Sum = %v", got)
+	}
+	if _, err := ct.Connect(ctx); err == nil {
+		t.Fatal("a second Connect of the same end succeeded")
+	}
+	cs.Close()
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the client did not end the server's session")
+	}
+}
