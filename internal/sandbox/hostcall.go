@@ -108,15 +108,17 @@ func nativeCall(tls *libc.TLS, ctx uintptr, _ lib.TJSValue, argc int32, argv uin
 	rf := unsafe.Slice((*lib.TJSValue)(cMemory(funcs)), 2)
 	t.seq++
 	id := t.seq
+	// In the map before the host hears of it: whatever happens next, the
+	// references are freed once, by settle or by release.
+	o := &hostOp{resolve: rf[0], reject: rf[1], site: undefinedValue}
+	t.ops[id] = o
+	o.site, o.pc = t.callSite()
 	if err := t.host.call(id, op, payload); err != nil {
+		delete(t.ops, id)
+		t.free(o)
 		lib.XFreeValue(tls, ctx, promise)
-		lib.XFreeValue(tls, ctx, rf[0])
-		lib.XFreeValue(tls, ctx, rf[1])
 		return newString(tls, ctx, errorPayload(err))
 	}
-	o := &hostOp{resolve: rf[0], reject: rf[1], site: undefinedValue}
-	o.site, o.pc = t.callSite()
-	t.ops[id] = o
 	return promise
 }
 

@@ -161,10 +161,9 @@ func (r *run) loop() {
 		if r.failed {
 			return
 		}
-		if len(r.queued) > 0 && r.dispatch() {
-			continue // settled at once (or failed): run what it unblocked
-		}
 		if r.settled && !r.settledOK {
+			// Before dispatching: calls the failed script left behind
+			// must not delay the report.
 			info, err := r.vm.rejection()
 			if err != nil {
 				r.engineFailure(err, "")
@@ -172,6 +171,9 @@ func (r *run) loop() {
 			}
 			r.uncaught(info, "")
 			return
+		}
+		if len(r.queued) > 0 && r.dispatch() {
+			continue // settled at once (or failed): run what it unblocked
 		}
 		if r.inflight == 0 && len(r.timers) == 0 {
 			// Idle: a rejection still unhandled now can no longer be
@@ -270,7 +272,9 @@ func (r *run) finish() {
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
-		// A handler ignoring cancellation must not hold the run hostage.
+		// A worker's handler ignoring cancellation must not hold the run
+		// hostage. (One run inline, on this goroutine, can: that is why
+		// Handler requires honouring ctx.)
 	}
 	if r.vm != nil {
 		pool.discard(r.vm)
@@ -334,6 +338,8 @@ type hostCall struct {
 func (r *run) dispatch() (inline bool) {
 	q := r.queued
 	r.queued = r.queued[:0]
+	// The payloads must not stay reachable from the queue's array.
+	defer clear(q)
 	if len(q) == 1 && r.inflight == 1 && len(r.timers) == 0 {
 		r.complete(r.perform(q[0]))
 		return true
