@@ -54,6 +54,28 @@ const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => add({ a: i, b
 globalThis.__codemode_result__ = rs.reduce((s, r) => s + r.sum, 0);`
 )
 
+// The same scripts with each tool call replaced by an already-resolved
+// promise of the same value, the module still imported: what the scripts
+// cost apart from their tool calls. (RunX − RunXNoCalls)/100 is the cost of
+// one tool call; docs/BENCHMARKS.md reports it.
+const (
+	hundredSequentialNoCalls = `import { add } from "@codemode/servers/calc";
+let s = 0;
+for (let i = 0; i < 100; i++) s = (await Promise.resolve({ sum: s + 1 })).sum;
+globalThis.__codemode_result__ = s;`
+	hundredParallelNoCalls = `import { add } from "@codemode/servers/calc";
+const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => Promise.resolve({ sum: i + 1 })));
+globalThis.__codemode_result__ = rs.reduce((s, r) => s + r.sum, 0);`
+)
+
+func BenchmarkRun100SequentialNoCalls(b *testing.B) {
+	benchRun(b, directRunner(b), hundredSequentialNoCalls, "100")
+}
+
+func BenchmarkRun100ParallelNoCalls(b *testing.B) {
+	benchRun(b, directRunner(b), hundredParallelNoCalls, "5050")
+}
+
 func BenchmarkRunInMemory2Calls(b *testing.B) {
 	benchRun(b, newTestRunner(b, map[string]*mcp.Server{"calc": calcServer()}), twoCalls, "6")
 }
