@@ -76,6 +76,28 @@ func BenchmarkRun100ParallelNoCalls(b *testing.B) {
 	benchRun(b, directRunner(b), hundredParallelNoCalls, "5050")
 }
 
+// directRunner answers every call in process, without the MCP SDK: what
+// these benchmarks measure is codemode's own cost per call (sandbox, host
+// call, validation, unwrapping, trace).
+func directRunner(b *testing.B) *Runner {
+	base := newTestRunner(b, map[string]*mcp.Server{"calc": calcServer()})
+	r := New(base.cfg, base.cat, nil, &Options{Caller: callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": 1}}, nil
+	})})
+	r.cfg.DefaultLimits.MaxToolCalls = 1000
+	return r
+}
+
+func BenchmarkRunDirectCaller2Calls(b *testing.B) { benchRun(b, directRunner(b), twoCalls, "1") }
+
+func BenchmarkRunDirectCaller100Sequential(b *testing.B) {
+	benchRun(b, directRunner(b), hundredSequential, "1")
+}
+
+func BenchmarkRunDirectCaller100Parallel(b *testing.B) {
+	benchRun(b, directRunner(b), hundredParallel, "100")
+}
+
 func BenchmarkRunInMemory2Calls(b *testing.B) {
 	benchRun(b, newTestRunner(b, map[string]*mcp.Server{"calc": calcServer()}), twoCalls, "6")
 }

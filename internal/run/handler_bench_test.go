@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func BenchmarkHandlerTool(b *testing.B) {
-	base := newTestRunner(b, map[string]*mcp.Server{"calc": calcServer()})
-	r := New(base.cfg, base.cat, nil, &Options{Caller: callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": 1}}, nil
-	})})
+	r := directRunner(b)
 	r.cfg.DefaultLimits.MaxToolCalls = 1 << 30
 	v := newView(r, r.cfg.DefaultLimits, Extra{})
 	ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -81,7 +82,7 @@ func (t *internals) registerCall() error {
 // bootstrap's hostError().
 func nativeCall(tls *libc.TLS, ctx uintptr, _ lib.TJSValue, argc int32, argv uintptr) (r lib.TJSValue) {
 	t := internalsOf(ctx)
-	if t == nil || t.host == nil {
+	if t == nil {
 		return newString(tls, ctx, errorPayload(errors.New("host calls are not available in this VM")))
 	}
 	defer func() {
@@ -113,7 +114,7 @@ func nativeCall(tls *libc.TLS, ctx uintptr, _ lib.TJSValue, argc int32, argv uin
 	o := &hostOp{resolve: rf[0], reject: rf[1], site: undefinedValue}
 	t.ops[id] = o
 	o.site, o.pc = t.callSite()
-	if err := t.host.call(id, op, payload); err != nil {
+	if err := t.v.h.call(id, op, payload); err != nil {
 		delete(t.ops, id)
 		t.free(o)
 		lib.XFreeValue(tls, ctx, promise)
@@ -124,7 +125,7 @@ func nativeCall(tls *libc.TLS, ctx uintptr, _ lib.TJSValue, argc int32, argv uin
 
 // settle resolves (ok) or rejects the promise of operation id with data: the
 // JSON of the value, or the error description of errorPayload.
-func (t *internals) settle(v *qjsVM, id int, ok bool, data string) error {
+func (t *internals) settle(id int, ok bool, data string) error {
 	o := t.ops[id]
 	if o == nil {
 		return nil
@@ -132,19 +133,16 @@ func (t *internals) settle(v *qjsVM, id int, ok bool, data string) error {
 	delete(t.ops, id)
 	defer t.free(o)
 	if ok {
-		val, err := t.parseJSON(data)
-		if err != nil {
-			return err
-		}
+		val := t.parseJSON(data)
 		if val.Ftag == lib.EJS_TAG_EXCEPTION {
 			// The value does not fit in the memory limit: the call fails
 			// with what the engine threw.
 			exc := lib.XJS_GetException(t.tls, t.ctx)
 			defer lib.XFreeValue(t.tls, t.ctx, exc)
-			return t.callFree(v, o.reject, exc)
+			return t.callFree(o.reject, exc)
 		}
 		defer lib.XFreeValue(t.tls, t.ctx, val)
-		return t.callFree(v, o.resolve, val)
+		return t.callFree(o.resolve, val)
 	}
 	site := ""
 	if o.site.Ftag == lib.EJS_TAG_OBJECT {
@@ -154,63 +152,72 @@ func (t *internals) settle(v *qjsVM, id int, ok bool, data string) error {
 	}
 	msg := newString(t.tls, t.ctx, data)
 	if msg.Ftag == lib.EJS_TAG_EXCEPTION {
-		return t.pendingError(v)
+		return t.pendingError()
 	}
 	defer lib.XFreeValue(t.tls, t.ctx, msg)
 	at := newString(t.tls, t.ctx, site)
 	if at.Ftag == lib.EJS_TAG_EXCEPTION {
-		return t.pendingError(v)
+		return t.pendingError()
 	}
 	defer lib.XFreeValue(t.tls, t.ctx, at)
-	return t.callFree(v, rawOf(v.failFn), o.reject, msg, at)
+	return t.callFree(rawOf(t.v.failFn), o.reject, msg, at)
 }
 
 // callFree calls f with args and frees what it returns; an exception becomes
 // the error the loop reports (an interrupt, running out of memory).
-func (t *internals) callFree(v *qjsVM, f lib.TJSValue, args ...lib.TJSValue) error {
+func (t *internals) callFree(f lib.TJSValue, args ...lib.TJSValue) error {
 	n := int(unsafe.Sizeof(lib.TJSValue{})) * len(args)
 	argv := t.tls.Alloc(n)
 	defer t.tls.Free(n)
 	copy(unsafe.Slice((*lib.TJSValue)(cMemory(argv)), len(args)), args)
 	r := lib.XJS_Call(t.tls, t.ctx, f, undefinedValue, int32(len(args)), argv)
 	if r.Ftag == lib.EJS_TAG_EXCEPTION {
-		return t.pendingError(v)
+		return t.pendingError()
 	}
 	lib.XFreeValue(t.tls, t.ctx, r)
 	return nil
 }
 
 // pendingError takes the engine's pending exception as a *quickjs.Error.
-func (t *internals) pendingError(v *qjsVM) error {
+func (t *internals) pendingError() error {
 	exc := lib.XJS_GetException(t.tls, t.ctx)
 	defer lib.XFreeValue(t.tls, t.ctx, exc)
-	rv := rawValue{vm: v.m, v: exc}
+	rv := rawValue{vm: t.v.m, v: exc}
 	return quickjs.ErrorFromValue(*(*quickjs.Value)(unsafe.Pointer(&rv)))
 }
 
-// parseJSON parses data in the engine. JS_ParseJSON wants a NUL-terminated
-// buffer, so data is copied out of the Go heap first.
-func (t *internals) parseJSON(data string) (lib.TJSValue, error) {
-	buf := libc.Xmalloc(t.tls, libc.Tsize_t(len(data)+1))
+// parseJSON parses data in the engine; running out of memory is an
+// exception, as in any engine call.
+func (t *internals) parseJSON(data string) lib.TJSValue {
+	buf := cCopy(t.tls, data)
 	if buf == 0 {
-		return lib.TJSValue{}, errors.New("out of memory copying a host call's result")
+		return lib.XJS_ThrowOutOfMemory(t.tls, t.ctx)
 	}
 	defer libc.Xfree(t.tls, buf)
-	b := unsafe.Slice((*byte)(cMemory(buf)), len(data)+1)
-	copy(b, data)
-	b[len(data)] = 0
-	return lib.XJS_ParseJSON(t.tls, t.ctx, buf, libc.Tsize_t(len(data)), jsonFilename), nil
+	return lib.XJS_ParseJSON(t.tls, t.ctx, buf, libc.Tsize_t(len(data)), jsonFilename())
 }
 
-// jsonFilename names the source of parse errors; the engine reads it as a
-// C string, so it lives outside the Go heap for the life of the process.
-var jsonFilename = func() uintptr {
+// jsonFilename names the source of parse errors. The engine reads it as a
+// C string, so it lives outside the Go heap, made once, when first needed.
+var jsonFilename = sync.OnceValue(func() uintptr {
 	p, err := libc.CString("<host>")
 	if err != nil {
-		panic(err)
+		panic(err) // out of memory before any VM could exist
 	}
 	return p
-}()
+})
+
+// cCopy copies s, NUL-terminated (JS_ParseJSON wants that), into memory
+// outside the Go heap, for the engine to read; 0 means out of memory. The
+// caller frees it with libc.Xfree.
+func cCopy(tls *libc.TLS, s string) uintptr {
+	buf := libc.Xmalloc(tls, libc.Tsize_t(len(s)+1))
+	if buf != 0 {
+		b := unsafe.Slice((*byte)(cMemory(buf)), len(s)+1)
+		b[copy(b, s)] = 0
+	}
+	return buf
+}
 
 func (t *internals) free(o *hostOp) {
 	lib.XFreeValue(t.tls, t.ctx, o.resolve)
@@ -239,15 +246,11 @@ func (t *internals) goString(v lib.TJSValue) (string, bool) {
 
 // newString makes a JavaScript string of s (UTF-8).
 func newString(tls *libc.TLS, ctx uintptr, s string) lib.TJSValue {
-	if s == "" {
-		return lib.XJS_NewStringLen(tls, ctx, 0, 0)
-	}
-	buf := libc.Xmalloc(tls, libc.Tsize_t(len(s)))
+	buf := cCopy(tls, s)
 	if buf == 0 {
 		return lib.XJS_ThrowOutOfMemory(tls, ctx)
 	}
 	defer libc.Xfree(tls, buf)
-	copy(unsafe.Slice((*byte)(cMemory(buf)), len(s)), s)
 	return lib.XJS_NewStringLen(tls, ctx, buf, libc.Tsize_t(len(s)))
 }
 

@@ -62,11 +62,9 @@ type trackedRejection struct {
 // touched on the goroutine running that VM; kick may be called from any
 // goroutine.
 type internals struct {
-	m       *quickjs.VM
-	host    host // the bound run's, for nativeCall
+	v       *qjsVM // the VM these are the internals of
 	tls     *libc.TLS
 	ctx, rt uintptr
-	id      uintptr
 	pending []trackedRejection
 
 	ops       map[int]*hostOp // host calls not yet settled
@@ -74,17 +72,18 @@ type internals struct {
 	agentAtom lib.TJSAtom // "<agent>", the agent module's file name
 }
 
+// byContext maps the JSContext of each live VM to its internals, for the
+// callbacks the engine makes (the rejection tracker, native functions),
+// which get the context.
 var (
-	trackersMu sync.Mutex
-	trackers   = map[uintptr]*internals{} // by id, for the rejection tracker
-	byContext  = map[uintptr]*internals{} // by JSContext, for native functions
-	trackerSeq uintptr
+	byContextMu sync.RWMutex
+	byContext   = map[uintptr]*internals{}
 )
 
 // internalsOf returns the internals of the VM whose context is ctx.
 func internalsOf(ctx uintptr) *internals {
-	trackersMu.Lock()
-	defer trackersMu.Unlock()
+	byContextMu.RLock()
+	defer byContextMu.RUnlock()
 	return byContext[ctx]
 }
 
@@ -116,22 +115,19 @@ func engineHandles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
 	return uintptr(read(cctx).Uint()), uintptr(read(crt).Uint()), read(tlsf).Interface().(*libc.TLS), true
 }
 
-// installInternals finds the engine internals of m, installs the rejection
+// installInternals finds the engine internals of v, installs the rejection
 // tracker and defines the native host call. It runs before the bootstrap.
-func installInternals(m *quickjs.VM) (*internals, error) {
-	ctx, rt, tls, ok := engineHandles(m)
+func installInternals(v *qjsVM) (*internals, error) {
+	ctx, rt, tls, ok := engineHandles(v.m)
 	if !ok || ctx == 0 || rt == 0 || tls == nil {
 		return nil, errors.New("the engine's internals were not found: this build of modernc.org/quickjs is not the one the sandbox was written for (see go.sum)")
 	}
-	t := &internals{m: m, host: noHost{}, tls: tls, ctx: ctx, rt: rt, ops: map[int]*hostOp{}}
-	trackersMu.Lock()
-	trackerSeq++
-	t.id = trackerSeq
-	trackers[t.id] = t
+	t := &internals{v: v, tls: tls, ctx: ctx, rt: rt, ops: map[int]*hostOp{}}
+	byContextMu.Lock()
 	byContext[ctx] = t
-	trackersMu.Unlock()
+	byContextMu.Unlock()
 	var cb any = trackRejection
-	lib.XJS_SetHostPromiseRejectionTracker(tls, rt, (*[2]uintptr)(unsafe.Pointer(&cb))[1], t.id)
+	lib.XJS_SetHostPromiseRejectionTracker(tls, rt, (*[2]uintptr)(unsafe.Pointer(&cb))[1], 0)
 	if err := t.registerCall(); err != nil {
 		t.release()
 		return nil, err
@@ -142,21 +138,18 @@ func installInternals(m *quickjs.VM) (*internals, error) {
 // trackRejection is called by the engine, on the VM's goroutine, when a
 // promise is rejected with no handler (handled == 0) and when a handler is
 // later added to such a promise (handled != 0).
-func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, handled int32, opaque uintptr) {
-	trackersMu.Lock()
-	t := trackers[opaque]
-	trackersMu.Unlock()
+func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, handled int32, _ uintptr) {
+	t := internalsOf(ctx)
 	if t == nil {
 		return
 	}
 	if handled == 0 {
 		// Keep the promise alive too, so its address cannot be reused by
 		// another promise while we track it.
-		used, limit := t.memory()
 		t.pending = append(t.pending, trackedRejection{
 			promise: lib.XDupValue(tls, ctx, promise),
 			reason:  lib.XDupValue(tls, ctx, reason),
-			oom:     reason.Ftag == lib.EJS_TAG_NULL && limit > 0 && used+limit/16 >= limit,
+			oom:     reason.Ftag == lib.EJS_TAG_NULL && t.v.outOfMemory(),
 		})
 		return
 	}
@@ -174,15 +167,15 @@ func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, ha
 func (t *internals) pendingAny() bool { return len(t.pending) > 0 }
 
 // take describes and forgets the rejections still unhandled.
-func (t *internals) take(v *qjsVM) ([]string, error) {
+func (t *internals) take() ([]string, error) {
 	var infos []string
 	for len(t.pending) > 0 {
 		p := t.pending[0]
 		t.pending = t.pending[1:]
-		rv := rawValue{vm: t.m, v: p.reason}
+		rv := rawValue{vm: t.v.m, v: p.reason}
 		info, err := oomDescription, error(nil)
 		if !p.oom {
-			info, err = v.describe(*(*quickjs.Value)(unsafe.Pointer(&rv)))
+			info, err = t.v.describe(*(*quickjs.Value)(unsafe.Pointer(&rv)))
 		}
 		lib.XFreeValue(t.tls, t.ctx, p.promise)
 		lib.XFreeValue(t.tls, t.ctx, p.reason)
@@ -236,10 +229,9 @@ func (t *internals) release() {
 		lib.XJS_FreeAtom(t.tls, t.ctx, t.agentAtom)
 		t.agentAtom = 0
 	}
-	trackersMu.Lock()
-	delete(trackers, t.id)
+	byContextMu.Lock()
 	delete(byContext, t.ctx)
-	trackersMu.Unlock()
+	byContextMu.Unlock()
 }
 
 // rawOf is the engine value inside v.

@@ -2,23 +2,19 @@
 
 package sandbox
 
-import (
-	"errors"
-
-	"modernc.org/quickjs"
-)
+import "errors"
 
 // On 32-bit platforms the engine's value layout differs, and the sandbox's
 // host calls, rejection tracking and limits rely on the engine internals of
 // internals.go and hostcall.go: no VM can be created there.
-type internals struct{ host host }
+type internals struct{}
 
-func installInternals(*quickjs.VM) (*internals, error) {
+func installInternals(*qjsVM) (*internals, error) {
 	return nil, errors.New("the sandbox needs a 64-bit platform")
 }
-func (t *internals) take(*qjsVM) ([]string, error)          { return nil, nil }
-func (t *internals) release()                               {}
-func (t *internals) pendingAny() bool                       { return false }
-func (t *internals) kick()                                  {}
-func (t *internals) memory() (used, limit int64)            { return 0, 0 }
-func (t *internals) settle(*qjsVM, int, bool, string) error { return nil }
+func (t *internals) take() ([]string, error)        { return nil, nil }
+func (t *internals) release()                       {}
+func (t *internals) pendingAny() bool               { return false }
+func (t *internals) kick()                          {}
+func (t *internals) memory() (used, limit int64)    { return 0, 0 }
+func (t *internals) settle(int, bool, string) error { return nil }

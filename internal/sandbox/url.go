@@ -30,8 +30,6 @@ type urlComponents struct {
 	Hash     string `json:"hash"`
 }
 
-var errInvalidURL = errors.New("Invalid URL")
-
 // maxURLInput bounds what URL and URLSearchParams hand to the parser. The
 // parsing runs in Go, outside the VM's memory limit and beyond the reach of
 // its interrupt, and costs a multiple of its input: without a bound one

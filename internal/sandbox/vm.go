@@ -164,7 +164,7 @@ func newQJSVM() (*qjsVM, error) {
 
 func (v *qjsVM) prepare(code []byte) error {
 	m := v.m
-	in, err := installInternals(m)
+	in, err := installInternals(v)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ type importError struct {
 
 func (e *importError) Error() string { return fmt.Sprintf("module %q %s", e.specifier, e.reason) }
 
-func (v *qjsVM) bind(h host) { v.h, v.in.host = h, h }
+func (v *qjsVM) bind(h host) { v.h = h }
 
 func (v *qjsVM) setLimits(deadline time.Time, memoryBytes int64) {
 	v.deadline = deadline
@@ -363,16 +363,22 @@ func (v *qjsVM) settle(id int, ok bool, data string) error {
 	if err := v.enter(); err != nil {
 		return err
 	}
-	return v.in.settle(v, id, ok, data)
+	return v.in.settle(id, ok, data)
 }
 
 // fire runs timer id's callback. A callback that threw gives the
 // description of what it threw (see describe), else "".
 func (v *qjsVM) fire(id int) (string, error) {
+	return v.callString(v.fireFn, id)
+}
+
+// callString calls one of the bootstrap's functions that answer with a
+// string (or with nothing: "").
+func (v *qjsVM) callString(f quickjs.Value, args ...any) (string, error) {
 	if err := v.enter(); err != nil {
 		return "", err
 	}
-	r, err := v.fireFn.Call(quickjs.UndefinedValue, id)
+	r, err := f.Call(quickjs.UndefinedValue, args...)
 	if err != nil {
 		return "", err
 	}
@@ -393,7 +399,7 @@ func (v *qjsVM) unhandled() ([]string, error) {
 		return nil, nil
 	}
 	v.headroom()
-	return v.in.take(v)
+	return v.in.take()
 }
 
 func (v *qjsVM) rejection() (string, error) {
@@ -417,15 +423,7 @@ const describeHeadroom = 4 << 20
 
 // describe renders a rejection reason with the bootstrap's describe().
 func (v *qjsVM) describe(reason quickjs.Value) (string, error) {
-	if err := v.enter(); err != nil {
-		return "", err
-	}
-	r, err := v.describeFn.Call(quickjs.UndefinedValue, reason)
-	if err != nil {
-		return "", err
-	}
-	s, _ := r.(string)
-	return s, nil
+	return v.callString(v.describeFn, reason)
 }
 
 func (v *qjsVM) result() (string, error) {

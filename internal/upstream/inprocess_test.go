@@ -118,7 +118,6 @@ type blockingServer struct {
 	started   chan struct{}
 	cancelled chan struct{} // the handler saw its ctx end
 	notified  chan struct{} // notifications/cancelled arrived
-	once      sync.Once
 	onceN     sync.Once
 }
 
