@@ -99,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad type", `{"mcpServers": {"a": {"type": "websocket", "url": "http://x"}}}`, []string{"mcpServers.a.type", "websocket"}},
 		{"run tool name taken", `{"mcpServers": {}, "codemode": {"runToolName": "search", "surfaces": ["run", "search-execute"]}}`, []string{"codemode.runToolName", `"search-execute" surface`, "choose another name"}},
 		{"args not array", `{"mcpServers": {"a": {"command": "x", "args": "--flag"}}}`, []string{"mcpServers.a.args", "array of strings"}},
-		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}`, []string{"mcpServers.a.env", "string values"}},
+		{"env not strings", `{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}`, []string{"mcpServers.a.env.A:", "must be a string, got a number", `use a string: "1"`}},
 		{"servers not object", `{"mcpServers": []}`, []string{"mcpServers", "must be an object"}},
 		{"duplicate key", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, []string{"mcpServers.a", "twice"}},
 		{"unknown surface", `{"codemode": {"surfaces": ["run", "grpc"]}}`, []string{"codemode.surfaces", "grpc"}},

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/naming"
@@ -19,8 +22,9 @@ import (
 // Error is a configuration mistake: where it is, what is wrong, how to fix it.
 type Error struct {
 	File string
-	// Key is the dotted path of the offending key, e.g.
-	// "mcpServers.memory.command"; empty for whole-file problems.
+	// Key is the path of the offending key or element, e.g.
+	// "mcpServers.memory.command", "mcpServers.memory.args[0]" or
+	// "mcpServers.memory.env.API_KEY"; empty for whole-file problems.
 	Key string
 	// Line and Column locate JSON syntax errors (1-based); zero otherwise.
 	Line, Column int
@@ -55,8 +59,18 @@ type LookupEnv func(string) (string, bool)
 
 // Parse parses configuration data read from file. Unknown keys, wrong types,
 // missing commands and malformed URLs are errors. ${VAR} and ${VAR:-default}
-// are expanded in `args`, `env`, `url` and `headers` using lookup.
+// are expanded in the values of `args`, `env`, `cwd`, `url` and `headers`
+// using lookup; `$${` is a literal `${` there. A `${` anywhere else (in
+// `command`, or in an env or header name) is an error, since it would
+// silently stay as written.
 func Parse(file string, data []byte, lookup LookupEnv) (*Config, error) {
+	// Windows editors (Notepad, PowerShell's Out-File) start UTF-8 files
+	// with a byte order mark, which encoding/json rejects as a character.
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if bytes.HasPrefix(data, []byte("\xFF\xFE")) || bytes.HasPrefix(data, []byte("\xFE\xFF")) {
+		return nil, &Error{File: file, Problem: "the file is encoded as UTF-16",
+			Fix: "save it as UTF-8 (in Notepad: Save As, Encoding: UTF-8)"}
+	}
 	p := &parser{file: file, data: data, lookup: lookup}
 	c, err := p.parse()
 	if err != nil {
@@ -115,15 +129,19 @@ type entry struct {
 
 // object decodes a JSON object keeping key order, which JSON itself does not
 // promise but every config author relies on: the §5.0.1 collision rule gives
-// the clean id to the server declared first.
-func (p *parser) object(key string, raw json.RawMessage) ([]entry, error) {
+// the clean id to the server declared first. fix says how to write the
+// object when raw is something else; "" for a generic one.
+func (p *parser) object(key string, raw json.RawMessage, fix string) ([]entry, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, p.syntaxError(err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, p.errf(key, "write it as a JSON object: { ... }", "must be an object, not %s", describe(raw))
+		if fix == "" {
+			fix = "write it as a JSON object: { ... }"
+		}
+		return nil, p.typeError(key, raw, "an object", fix, key != "")
 	}
 	var out []entry
 	seen := map[string]bool{}
@@ -235,7 +253,7 @@ func (p *parser) parse() (*Config, error) {
 		}
 		return nil, p.syntaxError(err)
 	}
-	top, err := p.object("", p.data)
+	top, err := p.object("", p.data, `write the whole file as one object: {"mcpServers": {}}`)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +263,7 @@ func (p *parser) parse() (*Config, error) {
 		switch e.key {
 		case "$schema":
 		case "mcpServers":
-			if servers, err = p.object("mcpServers", e.raw); err != nil {
+			if servers, err = p.object("mcpServers", e.raw, `use an object of servers by name, e.g. {"memory": {"command": "npx"}}`); err != nil {
 				return nil, err
 			}
 		case "codemode":
@@ -276,39 +294,39 @@ func (p *parser) parse() (*Config, error) {
 
 func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, err error) {
 	key := "mcpServers." + name
-	fields, err := p.object(key, raw)
+	fields, err := p.object(key, raw, `use an object such as {"command": "npx", "args": ["-y", "pkg"]}`)
 	if err != nil {
 		return s, false, err
 	}
 	s.Name = name
 	var typ string
+	// envNames and headerNames keep file order, so that of several bad
+	// values the first one written is the one reported.
+	var envNames, headerNames []string
 	for _, f := range fields {
 		k := join(key, f.key)
 		switch f.key {
 		case "type":
-			err = p.decode(k, f.raw, &typ, `"stdio", "http" or "sse"`)
+			typ, err = p.str(k, f.raw, `use "stdio", "http" (Streamable HTTP) or "sse"`, true)
 		case "command":
-			err = p.decode(k, f.raw, &s.Command, "a string such as \"npx\"")
+			s.Command, err = p.str(k, f.raw, `use a string such as "npx"`, true)
 		case "args":
-			err = p.decode(k, f.raw, &s.Args, "an array of strings")
+			s.Args, err = p.strs(k, f.raw, `use an array of strings, e.g. ["-y", "@modelcontextprotocol/server-memory"]`, "")
 		case "env":
-			err = p.decode(k, f.raw, &s.Env, "an object of string values")
+			s.Env, envNames, err = p.strMap(k, f.raw, `use an object such as {"API_KEY": "${API_KEY}"}`, p.envName)
 		case "cwd":
-			err = p.decode(k, f.raw, &s.Cwd, "a directory path")
+			s.Cwd, err = p.str(k, f.raw, "use a directory path as a string", true)
 		case "url":
-			err = p.decode(k, f.raw, &s.URL, "a URL such as \"http://localhost:3001/mcp\"")
+			s.URL, err = p.str(k, f.raw, `use a URL string such as "http://localhost:3001/mcp"`, true)
 		case "headers":
-			err = p.decode(k, f.raw, &s.Headers, "an object of string values")
+			s.Headers, headerNames, err = p.strMap(k, f.raw, `use an object such as {"Authorization": "Bearer ${TOKEN}"}`, p.headerName)
 		case "timeoutMs":
 			var ms int64
-			if err = p.decode(k, f.raw, &ms, "a number of milliseconds"); err == nil {
-				if ms <= 0 {
-					return s, false, p.errf(k, "use a positive number of milliseconds, or remove the key for the default", "must be positive, got %d", ms)
-				}
+			if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
 				s.CallTimeout = time.Duration(ms) * time.Millisecond
 			}
 		case "disabled":
-			err = p.decode(k, f.raw, &skip, "true or false")
+			skip, err = p.boolean(k, f.raw)
 		default:
 			return s, false, p.unknownKey(key, f.key, serverKeys)
 		}
@@ -334,29 +352,51 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		return s, false, p.errf(key+".type", `use "stdio", "http" (Streamable HTTP) or "sse"`, "unknown transport type %q", typ)
 	}
 	var unresolved []string
-	exp := func(v string) string {
-		out, missing, values := expand(v, p.lookup)
+	exp := func(k string, v *string) error {
+		out, missing, values, bad := expand(*v, p.lookup)
+		if bad != nil {
+			return p.errf(k, bad.fix, "%s", bad.problem)
+		}
+		*v = out
 		unresolved = append(unresolved, missing...)
 		s.Secrets = append(s.Secrets, values...)
-		return out
+		return nil
 	}
 	if s.Transport == Stdio {
 		if s.Command == "" {
 			return s, false, p.errf(key, `add "command": the program to run, e.g. "npx"`, `a stdio server needs "command"`)
 		}
+		// The command is run as written (the README lists where ${VAR} is
+		// expanded, and "command" is not among them), so a ${VAR} in it
+		// would name a program that does not exist. The package has no
+		// warning channel, and such a server could never start: an error
+		// here beats "not found" at start-up.
+		if strings.Contains(s.Command, "${") {
+			return s, false, p.errf(key+".command",
+				`keep "command" a program name or path and move the ${VAR} part into "args" (e.g. "command": "node", "args": ["${APP_DIR}/server.js"]), or start it through a wrapper ("command": "sh", "args": ["-c", "exec \"$APP_DIR/server\""])`,
+				`${VAR} is not expanded in "command"`)
+		}
 		if s.URL != "" || len(s.Headers) > 0 {
 			return s, false, p.errf(key, `remove "url" and "headers", or set "type" to "http"`, `a stdio server cannot have "url" or "headers"`)
 		}
 		for i := range s.Args {
-			s.Args[i] = exp(s.Args[i])
-		}
-		for k, v := range s.Env {
-			s.Env[k] = exp(v)
-			if secretName(k) {
-				s.Secrets = append(s.Secrets, s.Env[k])
+			if err := exp(fmt.Sprintf("%s.args[%d]", key, i), &s.Args[i]); err != nil {
+				return s, false, err
 			}
 		}
-		s.Cwd = exp(s.Cwd)
+		for _, k := range envNames {
+			v := s.Env[k]
+			if err := exp(key+".env."+k, &v); err != nil {
+				return s, false, err
+			}
+			s.Env[k] = v
+			if secretName(k) {
+				s.Secrets = append(s.Secrets, v)
+			}
+		}
+		if err := exp(key+".cwd", &s.Cwd); err != nil {
+			return s, false, err
+		}
 	} else {
 		if s.URL == "" {
 			return s, false, p.errf(key, `add "url", e.g. "http://localhost:3001/mcp"`, `a %s server needs "url"`, s.Transport)
@@ -364,11 +404,17 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
 			return s, false, p.errf(key, `remove "command", "args", "env" and "cwd", or drop "type"/"url" to run it locally`, `a remote server cannot have "command", "args", "env" or "cwd"`)
 		}
-		s.URL = exp(s.URL)
-		for k, v := range s.Headers {
-			s.Headers[k] = exp(v)
-			s.Secrets = append(s.Secrets, s.Headers[k])
-			if scheme, cred, ok := strings.Cut(s.Headers[k], " "); ok && len(scheme) < 10 {
+		if err := exp(key+".url", &s.URL); err != nil {
+			return s, false, err
+		}
+		for _, k := range headerNames {
+			v := s.Headers[k]
+			if err := exp(key+".headers."+k, &v); err != nil {
+				return s, false, err
+			}
+			s.Headers[k] = v
+			s.Secrets = append(s.Secrets, v)
+			if scheme, cred, ok := strings.Cut(v, " "); ok && len(scheme) < 10 {
 				s.Secrets = append(s.Secrets, cred) // "Bearer <token>": the token alone too
 			}
 		}
@@ -383,6 +429,36 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 	s.Unresolved = dedupe(unresolved)
 	s.Secrets = secrets(s.Secrets)
 	return s, false, nil
+}
+
+// envName refuses names that would corrupt the child's environment: an
+// empty name or one with "=" makes an entry the child reads differently
+// ("A=B=1" is A set to "B=1").
+func (p *parser) envName(key, name string) error {
+	if strings.Contains(name, "${") {
+		return p.errf(key, `write the name itself; only values are expanded, e.g. "API_KEY": "${API_KEY}"`, "${VAR} is not expanded in env names")
+	}
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return p.errf(key, `use a name without "=", such as "API_KEY"`, "%q is not a valid environment variable name", name)
+	}
+	return nil
+}
+
+// headerName refuses what net/http would refuse at the first request (RFC
+// 9110 token characters), so the mistake is reported with its key.
+func (p *parser) headerName(key, name string) error {
+	if strings.Contains(name, "${") {
+		return p.errf(key, `write the name itself; only values are expanded, e.g. "Authorization": "Bearer ${TOKEN}"`, "${VAR} is not expanded in header names")
+	}
+	ok := name != ""
+	for i := 0; i < len(name) && ok; i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+	}
+	if !ok {
+		return p.errf(key, `use a name such as "Authorization" or "X-Api-Key": letters, digits and "-", without ":" or spaces`, "%q is not a valid header name", name)
+	}
+	return nil
 }
 
 // secretName reports whether an environment variable's name says it holds a
@@ -423,18 +499,151 @@ func dedupe(s []string) []string {
 	return out
 }
 
-func (p *parser) decode(key string, raw json.RawMessage, dst any, want string) error {
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return p.errf(key, "use "+want+", or remove the key", "must not be null")
+// The helpers below read one typed value. Each reports a wrong type as
+// "must be <wanted>, got <found>" at the innermost key, the element
+// ("args[0]") or value ("env.K") itself, so that the message never names a
+// container and the type it already has. field says raw is a key's value, so
+// removing the key is a fix for null; elements of arrays and objects have no
+// such way out.
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func (p *parser) typeError(key string, raw json.RawMessage, want, fix string, field bool) *Error {
+	if field && isNull(raw) {
+		fix += ", or remove the key"
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return p.errf(key, "use "+want, "has the wrong type: got %s", describe(raw))
+	return p.errf(key, fix, "must be %s, got %s", want, describe(raw))
+}
+
+// str reads a string. fix "" marks free text (an argument, an env or header
+// value): there a number or boolean is a missing pair of quotes, so the fix
+// shows the value quoted; elsewhere the caller's fix says what is allowed.
+func (p *parser) str(key string, raw json.RawMessage, fix string, field bool) (string, error) {
+	var s string
+	if !isNull(raw) && json.Unmarshal(raw, &s) == nil {
+		return s, nil
 	}
-	return nil
+	if fix == "" {
+		fix = "use a string"
+		if d := describe(raw); d == "a number" || d == "a boolean" {
+			fix = "use a string: " + strconv.Quote(string(bytes.TrimSpace(raw)))
+		}
+	}
+	return "", p.typeError(key, raw, "a string", fix, field)
+}
+
+// strs reads an array of strings; elemFix is the fix for a bad element, ""
+// for free text (see str).
+func (p *parser) strs(key string, raw json.RawMessage, fix, elemFix string) ([]string, error) {
+	var elems []json.RawMessage
+	if isNull(raw) || json.Unmarshal(raw, &elems) != nil {
+		if describe(raw) == "a string" {
+			// "args": "--flag" means a one-element array.
+			fix = "use an array of strings: [" + string(bytes.TrimSpace(raw)) + "]"
+		}
+		return nil, p.typeError(key, raw, "an array of strings", fix, true)
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		s, err := p.str(fmt.Sprintf("%s[%d]", key, i), e, elemFix, false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// strMap reads an object of string values, checking each name with
+// checkName. It returns the names in file order too.
+func (p *parser) strMap(key string, raw json.RawMessage, fix string, checkName func(key, name string) error) (map[string]string, []string, error) {
+	entries, err := p.object(key, raw, fix)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := make(map[string]string, len(entries))
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		k := join(key, e.key)
+		if err := checkName(k, e.key); err != nil {
+			return nil, nil, err
+		}
+		v, err := p.str(k, e.raw, "", false)
+		if err != nil {
+			return nil, nil, err
+		}
+		m[e.key] = v
+		names = append(names, e.key)
+	}
+	return m, names, nil
+}
+
+func (p *parser) boolean(key string, raw json.RawMessage) (bool, error) {
+	var b bool
+	if !isNull(raw) && json.Unmarshal(raw, &b) == nil {
+		return b, nil
+	}
+	fix := "use true or false"
+	var s string
+	if json.Unmarshal(raw, &s) == nil && (s == "true" || s == "false") {
+		fix = "write it without quotes: " + s
+	}
+	return false, p.typeError(key, raw, "true or false", fix, true)
+}
+
+// maxMillis is the largest millisecond count a time.Duration holds; a larger
+// one would wrap around to a negative timeout.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// whole reads a positive whole number no larger than max. unit, if any,
+// names what it counts ("milliseconds"). Exponent notation is
+// accepted when the value is whole (2e3 is 2000): JSON does not distinguish
+// integers, and generated files write them either way.
+func (p *parser) whole(key string, raw json.RawMessage, unit string, max int64) (int64, error) {
+	want, of := "a positive whole number", ""
+	if unit != "" {
+		of = " " + unit
+		want += " of " + unit
+	}
+	lit := string(bytes.TrimSpace(raw))
+	if describe(raw) != "a number" {
+		fix := "use " + want
+		// "1000" in quotes: suggest the number itself, but only if it is a
+		// JSON number (ParseFloat would also take "NaN" or "Inf").
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if t := strings.TrimSpace(s); json.Valid([]byte(t)) && describe([]byte(t)) == "a number" {
+				fix = "write it without quotes: " + t
+			}
+		}
+		return 0, p.typeError(key, raw, want, fix, true)
+	}
+	// The JSON is valid, so lit parses; a magnitude beyond float64 comes
+	// back as ±Inf with ErrRange, which the checks below treat as too large.
+	f, _ := strconv.ParseFloat(lit, 64)
+	if f <= 0 {
+		return 0, p.errf(key, "use "+want+", or remove the key for the default", "must be positive, got %s", lit)
+	}
+	if f != math.Trunc(f) {
+		return 0, p.errf(key, fmt.Sprintf("use a whole number, e.g. %.0f", math.Ceil(f)), "must be %s, got %s", want, lit)
+	}
+	n, err := strconv.ParseInt(lit, 10, 64)
+	if err != nil { // exponent notation, or beyond int64
+		if f >= math.MaxInt64 {
+			return 0, p.errf(key, fmt.Sprintf("use at most %d%s", max, of), "is too large: got %s", lit)
+		}
+		n = int64(f)
+	}
+	if n > max {
+		return 0, p.errf(key, fmt.Sprintf("use at most %d%s", max, of), "is too large: got %s", lit)
+	}
+	return n, nil
 }
 
 func (p *parser) gateway(c *Config, raw json.RawMessage) error {
-	fields, err := p.object("codemode", raw)
+	fields, err := p.object("codemode", raw, `use an object such as {"surfaces": ["run"]}`)
 	if err != nil {
 		return err
 	}
@@ -447,31 +656,23 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			err = p.limits(k, f.raw, &c.MaxLimits)
 		case "callTimeoutMs":
 			var ms int64
-			if err = p.decode(k, f.raw, &ms, "a number of milliseconds"); err == nil && ms <= 0 {
-				err = p.errf(k, "use a positive number of milliseconds", "must be positive")
+			if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
+				c.CallTimeout = time.Duration(ms) * time.Millisecond
 			}
-			c.CallTimeout = time.Duration(ms) * time.Millisecond
 		case "surfaces":
-			if err = p.decode(k, f.raw, &c.Serve.Surfaces, "an array such as [\"run\", \"files\"]"); err == nil {
-				for _, s := range c.Serve.Surfaces {
-					if !allowed(KnownSurfaces, s) {
-						err = p.errf(k, "use any of "+quoteList(KnownSurfaces), "unknown surface %q", s)
-						break
-					}
-				}
-			}
+			c.Serve.Surfaces, err = p.surfaces(k, f.raw)
 		case "runToolName":
-			if err = p.decode(k, f.raw, &c.Serve.RunToolName, "a tool name such as \"codemode_run\""); err == nil && !validToolName(c.Serve.RunToolName) {
+			if c.Serve.RunToolName, err = p.str(k, f.raw, `use a tool name such as "codemode_run"`, true); err == nil && !validToolName(c.Serve.RunToolName) {
 				err = p.errf(k, "use 1 to 64 characters from letters, digits, '_', '-' and '.'", "%q is not a valid tool name", c.Serve.RunToolName)
 			}
 		case "bindingLevel":
-			if err = p.decode(k, f.raw, &c.Serve.BindingLevel, `"server" or "tool"`); err == nil && c.Serve.BindingLevel != "server" && c.Serve.BindingLevel != "tool" {
+			if c.Serve.BindingLevel, err = p.str(k, f.raw, `use "server" or "tool"`, true); err == nil && c.Serve.BindingLevel != "server" && c.Serve.BindingLevel != "tool" {
 				err = p.errf(k, `use "server" (one file per server) or "tool" (one file per tool)`, "unknown binding level %q", c.Serve.BindingLevel)
 			}
 		case "typesBudgetTokens":
-			err = p.positive(k, f.raw, &c.Serve.TypesBudgetTokens)
+			c.Serve.TypesBudgetTokens, err = p.tokens(k, f.raw)
 		case "indexBudgetTokens":
-			err = p.positive(k, f.raw, &c.Serve.IndexBudgetTokens)
+			c.Serve.IndexBudgetTokens, err = p.tokens(k, f.raw)
 		default:
 			return p.unknownKey("codemode", f.key, gatewayKey)
 		}
@@ -480,6 +681,27 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 		}
 	}
 	return p.runToolNameFree(c)
+}
+
+// surfaces reads codemode.surfaces. A surface listed twice is refused like a
+// key written twice: it says nothing more, and usually one of the two was
+// meant to be another surface.
+func (p *parser) surfaces(key string, raw json.RawMessage) ([]string, error) {
+	use := "use any of " + quoteList(KnownSurfaces)
+	list, err := p.strs(key, raw, `use an array such as ["run", "files"]`, use)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range list {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if !allowed(KnownSurfaces, s) {
+			return nil, p.errf(k, use, "unknown surface %q", s)
+		}
+		if slices.Index(list, s) < i {
+			return nil, p.errf(k, "keep only one of them", "surface %q is listed twice", s)
+		}
+	}
+	return list, nil
 }
 
 // runToolNameFree refuses a run tool name that another enabled surface
@@ -497,14 +719,9 @@ func (p *parser) runToolNameFree(c *Config) error {
 	return nil
 }
 
-func (p *parser) positive(key string, raw json.RawMessage, dst *int) error {
-	if err := p.decode(key, raw, dst, "a positive whole number"); err != nil {
-		return err
-	}
-	if *dst <= 0 {
-		return p.errf(key, "use a positive whole number", "must be positive, got %d", *dst)
-	}
-	return nil
+func (p *parser) tokens(key string, raw json.RawMessage) (int, error) {
+	n, err := p.whole(key, raw, "tokens", math.MaxInt32)
+	return int(n), err
 }
 
 // validToolName allows what MCP allows for tool names (SEP-986): 1–64 of
@@ -522,21 +739,26 @@ func validToolName(s string) bool {
 }
 
 func (p *parser) limits(key string, raw json.RawMessage, dst *Limits) error {
-	fields, err := p.object(key, raw)
+	fields, err := p.object(key, raw, `use an object such as {"timeoutMs": 30000, "maxToolCalls": 100}`)
 	if err != nil {
 		return err
 	}
 	for _, f := range fields {
 		k := join(key, f.key)
-		var v int64
 		if !allowed(limitKeys, f.key) {
 			return p.unknownKey(key, f.key, limitKeys)
 		}
-		if err := p.decode(k, f.raw, &v, "a positive whole number"); err != nil {
-			return err
+		unit, max := "bytes", int64(math.MaxInt64)
+		switch f.key {
+		case "timeoutMs":
+			// A run turns it into a time.Duration.
+			unit, max = "milliseconds", maxMillis
+		case "maxToolCalls":
+			unit = ""
 		}
-		if v <= 0 {
-			return p.errf(k, "use a positive whole number", "must be positive, got %d", v)
+		v, err := p.whole(k, f.raw, unit, max)
+		if err != nil {
+			return err
 		}
 		switch f.key {
 		case "timeoutMs":
@@ -554,30 +776,67 @@ func (p *parser) limits(key string, raw json.RawMessage, dst *Limits) error {
 	return nil
 }
 
-// expand replaces ${VAR} and ${VAR:-default} in s. A `$` not followed by `{`
-// is left alone, so regular expressions and shell snippets in args survive.
+// refError is a malformed ${...} reference; the caller adds the key.
+type refError struct{ problem, fix string }
+
+// literalFix is how to keep a `${` as written: there is no other way to
+// pass one through, since every `${` starts a reference.
+const literalFix = `, or write "$${" for a literal "${"`
+
+// expand replaces ${VAR} and ${VAR:-default} in s, and `$${` with a literal
+// `${`, so that a server taking ${...} templates of its own can still be
+// given one. The escape is Docker Compose's `$$` narrowed to `$${`: a `$$`
+// elsewhere (a shell's PID) stays as written. A `$` not followed by `{` is
+// left alone, so regular expressions and shell snippets in args ("$HOME",
+// "$$", "a$") survive. A `${` that does not form a reference (no closing `}`, no name,
+// or another `${` inside) is an error rather than text passed through: it is
+// almost always a typo that would otherwise reach the server unexpanded.
 // It returns the names of variables that were unset and had no default, and
 // the values it substituted from the environment.
-func expand(s string, lookup LookupEnv) (string, []string, []string) {
+func expand(s string, lookup LookupEnv) (out string, missing, values []string, bad *refError) {
 	if !strings.Contains(s, "${") {
-		return s, nil, nil
+		return s, nil, nil, nil
 	}
 	var b strings.Builder
-	var missing, values []string
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
 			b.WriteString(s)
 			break
 		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			b.WriteString(s)
-			break
+		if i > 0 && s[i-1] == '$' {
+			b.WriteString(s[:i-1])
+			b.WriteString("${")
+			s = s[i+2:]
+			continue
 		}
 		b.WriteString(s[:i])
-		ref := s[i+2 : i+j]
+		rest := s[i+2:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 {
+			name := rest[:len(rest)-len(strings.TrimLeftFunc(rest, isNameRune))]
+			if name == "" {
+				name = "NAME"
+			}
+			return "", nil, nil, &refError{
+				problem: fmt.Sprintf(`%q has a "${" with no closing "}"`, clip(s[i:])),
+				fix:     fmt.Sprintf(`close it: "${%s}"`, name) + literalFix,
+			}
+		}
+		ref := rest[:j]
+		if strings.Contains(ref, "${") {
+			return "", nil, nil, &refError{
+				problem: fmt.Sprintf(`%q has a "${" inside another; references do not nest`, clip(s[i:i+2+j+1])),
+				fix:     `close the first reference before the second, and give a default as plain text: "${VAR:-value}"` + literalFix,
+			}
+		}
 		name, def, hasDef := strings.Cut(ref, ":-")
+		if name == "" {
+			return "", nil, nil, &refError{
+				problem: fmt.Sprintf(`%q names no variable`, clip(s[i:i+2+j+1])),
+				fix:     `put the variable's name inside: "${NAME}"` + literalFix,
+			}
+		}
 		if v, ok := lookup(name); ok && (v != "" || !hasDef) {
 			b.WriteString(v)
 			values = append(values, v)
@@ -586,7 +845,25 @@ func expand(s string, lookup LookupEnv) (string, []string, []string) {
 		} else {
 			missing = append(missing, name)
 		}
-		s = s[i+j+1:]
+		s = rest[j+1:]
 	}
-	return b.String(), missing, values
+	return b.String(), missing, values, nil
+}
+
+func isNameRune(r rune) bool {
+	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// clip shortens a quoted fragment of a value to what locates the mistake:
+// the rest of a header value may be a credential.
+func clip(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
