@@ -45,6 +45,9 @@ const (
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	// InvalidRequest: the request itself is malformed (no code, bad limits).
 	InvalidRequest Code = "INVALID_REQUEST"
+	// TimersCancelled: the script finished with timers pending, which were
+	// cancelled (an info diagnostic; see sandbox).
+	TimersCancelled Code = "TIMERS_CANCELLED"
 	// Canceled: the caller cancelled the run (the client went away, the
 	// gateway is shutting down).
 	Canceled Code = "CANCELLED"

@@ -621,6 +621,30 @@ func timesOut(t *testing.T, res *Result) {
 	wantLimit(t, res, "timeoutMs")
 }
 
+// cancelsTimers: the script finished with timers still waiting; the run
+// ends at once with its result, the timers cancelled (see cancelTimers).
+func cancelsTimers(want string) func(*testing.T, *Result) {
+	return func(t *testing.T, res *Result) {
+		t.Helper()
+		if string(res.Result) != want || res.Failed() || res.Duration > time.Second {
+			t.Errorf("result %s after %v, want %s at once: %s", res.Result, res.Duration, want, diagString(res))
+		}
+		if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.TimersCancelled || res.Diagnostics[0].Severity != diag.SeverityInfo {
+			t.Errorf("want one TIMERS_CANCELLED info: %s", diagString(res))
+		}
+	}
+}
+
+// stopsAtALimit: a flood whose memory grows may meet either limit first.
+func stopsAtALimit(t *testing.T, res *Result) {
+	t.Helper()
+	if res.OutOfMemory {
+		wantLimit(t, res, "maxMemoryBytes")
+		return
+	}
+	timesOut(t, res)
+}
+
 // memoryBounded: the run failed because the script wanted too much memory,
 // as SANDBOX_LIMIT or as an engine RangeError/InternalError about a length.
 func memoryBounded(t *testing.T, res *Result) {
@@ -669,7 +693,7 @@ var exhaustionAttacks = []attack{
 		wantLogs(t, res, "log: started")
 	}},
 	{name: "loop in a promise job", code: `Promise.resolve().then(() => { while (true) {} }); globalThis.__codemode_result__ = 1;`, check: timesOut},
-	{name: "loop in a setTimeout callback", code: `setTimeout(() => { for (;;); }, 1);`, check: timesOut},
+	{name: "loop in a setTimeout callback", code: `setTimeout(() => { for (;;); }, 0);`, check: timesOut},
 	{name: "loop after a host call settles", code: `import { ping } from "@codemode/servers/x"; await ping(1); for (;;);`, check: timesOut},
 	{name: "loop in a __codemode_result__ getter", code: `Object.defineProperty(globalThis, "__codemode_result__", { get() { for (;;); } });`, check: timesOut},
 	{name: "loop in a Proxy trap hit by JSON.stringify", code: `globalThis.__codemode_result__ = new Proxy({}, { ownKeys() { for (;;); } });`, check: timesOut},
@@ -699,9 +723,9 @@ var exhaustionAttacks = []attack{
 		code: slowLoop(`const o = Array.from({ length: 120 }, (_, i) => ({ i, s: "abcdefghij" }));`, `JSON.stringify(o)`), check: timesOutPromptly(300 * time.Millisecond)},
 	// Floods of jobs and timers that never leave the event loop idle.
 	{name: "for(;;) await null", code: `for (;;) await null;`, check: timesOut},
-	{name: "self-feeding microtask chain", code: `const f = () => Promise.resolve().then(f); f(); globalThis.__codemode_result__ = 1;`, check: timesOut},
+	{name: "self-feeding microtask chain", code: `const f = () => Promise.resolve().then(f); f(); globalThis.__codemode_result__ = 1;`, check: stopsAtALimit},
 	{name: "self-rescheduling timer", code: `const f = () => setTimeout(f, 0); f(); globalThis.__codemode_result__ = 1;`, check: timesOut},
-	{name: "timer far in the future", code: `setTimeout(() => {}, 1e12); globalThis.__codemode_result__ = 1;`, check: timesOut},
+	{name: "timer far in the future", code: `setTimeout(() => {}, 1e12); globalThis.__codemode_result__ = 1;`, check: cancelsTimers("1")},
 	// Catastrophic backtracking runs inside one engine call.
 	{name: "catastrophic regex (a+)+$", code: `/(a+)+$/.test("a".repeat(40) + "b");`, check: timesOut},
 	{name: "catastrophic regex in replace", code: `("x".repeat(60) + "!").replace(/(x|xx)+y/, "z");`, check: timesOut},
@@ -796,7 +820,7 @@ var exhaustionAttacks = []attack{
 		// Catching the limit error and going on does not get round it.
 		name:  "timer flood with the limit caught",
 		code:  `let n = 0; for (let i = 0; i < 10000; i++) { try { setTimeout(() => {}, 1e6); n++; } catch (e) {} } globalThis.__codemode_result__ = n;`,
-		check: timesOut,
+		check: cancelsTimers("1000"),
 	},
 }
 
@@ -977,7 +1001,7 @@ var settlementAttacks = []attack{
 	},
 	{
 		name:  "rejection thrown from a timer's async callback",
-		code:  `setTimeout(async () => { throw new TypeError("in a timer"); }, 5); globalThis.__codemode_result__ = 1;`,
+		code:  `setTimeout(async () => { throw new TypeError("in a timer"); }, 0); globalThis.__codemode_result__ = 1;`,
 		check: failsWith(diag.UncaughtException, "in a timer"),
 	},
 	{

@@ -78,6 +78,10 @@ func (r *run) canceled() {
 // interrupted classifies an engine interrupt: our deadline, the caller's
 // cancellation, or (for errDeadline) a deadline seen before entering.
 func (r *run) interrupted() {
+	if r.vm != nil && r.vm.memoryExhausted() {
+		r.outOfMemory() // memlimit.go interrupted it
+		return
+	}
 	if r.ctx.Err() != nil && time.Now().Before(r.deadline) {
 		r.canceled()
 		return

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
 )
 
 // The globals of codemode-spec §3.5: what must be there, what must not, and
@@ -222,11 +224,30 @@ const ids = [setTimeout(() => {}, 0), setTimeout(() => {}, 0)];
 const t0 = Date.now();
 await sleep(60);
 const waited = Date.now() - t0;
-// A timer scheduled after the module settled still runs before the run ends.
+// Once the module has finished, a zero-delay timer still runs; one with a
+// delay is cancelled (see cancelTimers).
+setTimeout(() => { globalThis.__codemode_result__.deferred = true; }, 0);
 setTimeout(() => { globalThis.__codemode_result__.late = true; }, 20);
-globalThis.__codemode_result__ = { order, waited: waited >= 55, idsDiffer: ids[0] !== ids[1], late: false };
+globalThis.__codemode_result__ = { order, waited: waited >= 55, idsDiffer: ids[0] !== ids[1], deferred: false, late: false };
 `, nil)
-	wantResult(t, res, `{"order":["microtask","a0:12","neg","nan","d10","b30","c30"],"waited":true,"idsDiffer":true,"late":true}`)
+	if string(res.Result) != `{"order":["microtask","a0:12","neg","nan","d10","b30","c30"],"waited":true,"idsDiffer":true,"deferred":true,"late":false}` {
+		t.Errorf("result %s: %s", res.Result, diagString(res))
+	}
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.TimersCancelled {
+		t.Errorf("want one TIMERS_CANCELLED: %s", diagString(res))
+	}
+}
+
+// A timeout guard in a Promise.race must not hold a finished run until it
+// fires, or past the run's timeout (which would lose the result).
+func TestTimeoutGuardDoesNotHoldTheRun(t *testing.T) {
+	o := newTestHost().options(Limits{Timeout: 2 * time.Second})
+	res := runJS(t, context.Background(), `import { ping } from "@codemode/servers/x";
+const withTimeout = (p, ms) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error("timed out")), ms))]);
+globalThis.__codemode_result__ = await withTimeout(ping(7), 10_000);`, o)
+	if string(res.Result) != "7" || res.Failed() || res.Duration > time.Second {
+		t.Errorf("result %s after %v: %s", res.Result, res.Duration, diagString(res))
+	}
 }
 
 func TestSetTimeoutThisAndThrowingCallback(t *testing.T) {

@@ -70,6 +70,10 @@ type internals struct {
 	ops       map[int]*hostOp // host calls not yet settled
 	seq       int
 	agentAtom lib.TJSAtom // "<agent>", the agent module's file name
+
+	// exhausted: an allocation failed at the memory limit (memlimit.go).
+	// Written by the engine's allocator on the VM's goroutine.
+	exhausted bool
 }
 
 // byContext maps the JSContext of each live VM to its internals, for the
@@ -131,6 +135,10 @@ func installInternals(v *qjsVM) (*internals, error) {
 	if err := t.registerCall(); err != nil {
 		t.release()
 		return nil, err
+	}
+	if !t.hookAllocator() {
+		t.release()
+		return nil, errors.New("the engine's allocator is not the one the sandbox was written for (see go.sum)")
 	}
 	return t, nil
 }

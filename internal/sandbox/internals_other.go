@@ -16,5 +16,6 @@ func (t *internals) take() ([]string, error)        { return nil, nil }
 func (t *internals) release()                       {}
 func (t *internals) pendingAny() bool               { return false }
 func (t *internals) kick()                          {}
+func (t *internals) memoryExhausted() bool          { return false }
 func (t *internals) memory() (used, limit int64)    { return 0, 0 }
 func (t *internals) settle(int, bool, string) error { return nil }

@@ -47,6 +47,7 @@ type run struct {
 
 	timers  timerHeap
 	timerAt map[int]*timer
+	delayed int // pending timers with a positive delay (see cancelTimers)
 
 	logBytes      int64
 	logsTruncated bool
@@ -161,6 +162,12 @@ func (r *run) loop() {
 		if r.failed {
 			return
 		}
+		if r.vm.memoryExhausted() {
+			// The script caught the engine's out-of-memory error before
+			// the interrupt stopped it (memlimit.go).
+			r.outOfMemory()
+			return
+		}
 		if r.settled && !r.settledOK {
 			// Before dispatching: calls the failed script left behind
 			// must not delay the report.
@@ -174,6 +181,9 @@ func (r *run) loop() {
 		}
 		if len(r.queued) > 0 && r.dispatch() {
 			continue // settled at once (or failed): run what it unblocked
+		}
+		if r.settled && r.inflight == 0 && r.delayed > 0 {
+			r.cancelTimers()
 		}
 		if r.inflight == 0 && len(r.timers) == 0 {
 			// Idle: a rejection still unhandled now can no longer be
@@ -241,11 +251,42 @@ func (r *run) complete(c completion) bool {
 	return true
 }
 
+// cancelTimers cancels the timers with a positive delay once the module
+// has finished and its tool calls have all settled. Waiting for them would
+// delay the result for nothing in the common case, a timeout guard in a
+// Promise.race: `setTimeout(reject, 10_000)` would hold a finished run for
+// ten seconds, or past its timeout and lose the result. Code that must run
+// later awaits its delay. Zero-delay timers are deferred work, not waits:
+// they still run (and may fail the run). The rule depends on the delays
+// asked for, not on the clock, so a deterministic run stays deterministic.
+// The script hears of it in an info diagnostic.
+func (r *run) cancelTimers() {
+	n := 0
+	for id, t := range r.timerAt {
+		if !t.deferred {
+			heap.Remove(&r.timers, t.index)
+			delete(r.timerAt, id)
+			n++
+		}
+	}
+	r.delayed = 0
+	msg := "the script finished while 1 timer (setTimeout with a delay) was still waiting; it was cancelled without running"
+	if n > 1 {
+		msg = fmt.Sprintf("the script finished while %d timers (setTimeout with a delay) were still waiting; they were cancelled without running", n)
+	}
+	r.diags = append(r.diags, diag.Diagnostic{Severity: diag.SeverityInfo, Code: diag.TimersCancelled,
+		Message: msg,
+		Hint:    "to run code after a delay, await it before the script ends: await new Promise((r) => setTimeout(r, ms))"})
+}
+
 func (r *run) fireDue() {
 	now := time.Now()
 	for len(r.timers) > 0 && !r.timers[0].at.After(now) && !r.failed {
 		t := heap.Pop(&r.timers).(*timer)
 		delete(r.timerAt, t.id)
+		if !t.deferred {
+			r.delayed--
+		}
 		info, err := r.vm.fire(t.id)
 		if err != nil {
 			r.engineFailure(err, prefixTimer)
@@ -450,9 +491,12 @@ func (r *run) timer(id int, ms float64) error {
 	if ms > float64(24*time.Hour/time.Millisecond) {
 		ms = float64(24 * time.Hour / time.Millisecond)
 	}
-	t := &timer{id: id, at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), seq: id}
+	t := &timer{id: id, at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), seq: id, deferred: !(ms > 0)}
 	heap.Push(&r.timers, t)
 	r.timerAt[id] = t
+	if !t.deferred {
+		r.delayed++
+	}
 	return nil
 }
 
@@ -460,6 +504,9 @@ func (r *run) clearTimer(id int) {
 	if t, ok := r.timerAt[id]; ok {
 		heap.Remove(&r.timers, t.index)
 		delete(r.timerAt, id)
+		if !t.deferred {
+			r.delayed--
+		}
 	}
 }
 
@@ -485,10 +532,11 @@ func (r *run) resolve(specifier string) (string, error) {
 // --- timers -----------------------------------------------------------------
 
 type timer struct {
-	id    int
-	at    time.Time
-	seq   int // ties fire in the order they were scheduled
-	index int
+	id       int
+	at       time.Time
+	seq      int  // ties fire in the order they were scheduled
+	deferred bool // asked for no delay (0, negative, NaN)
+	index    int
 }
 
 type timerHeap []*timer

@@ -43,6 +43,10 @@ type vm interface {
 	// outOfMemory reports whether the engine's allocations are at its limit
 	// (within slack), for failures too degenerate to describe themselves.
 	outOfMemory() bool
+	// memoryExhausted reports whether an allocation has failed at the
+	// memory limit, even if the script caught the error and memory is free
+	// again: the run is over.
+	memoryExhausted() bool
 	close()
 }
 
@@ -446,7 +450,12 @@ func (v *qjsVM) interrupt() {
 	v.in.kick()
 }
 
+func (v *qjsVM) memoryExhausted() bool { return v.in != nil && v.in.memoryExhausted() }
+
 func (v *qjsVM) outOfMemory() bool {
+	if v.memoryExhausted() {
+		return true
+	}
 	used, limit := v.in.memory()
 	// The allocator rounds up to size classes: "at the limit" means within
 	// a slack of it.
