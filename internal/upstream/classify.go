@@ -81,6 +81,8 @@ func (c *serverConn) connectErr(ctx context.Context, err error, proc *process) *
 	return e
 }
 
+const tooLargeHint = "ask the tool for less at once (a page, a range, a filter, a smaller file); the server is restarted on its next use"
+
 func garbageHint(c *serverConn) string {
 	return fmt.Sprintf("an MCP stdio server must keep stdout for the protocol and log to stderr: check %s.args for a flag that selects stdio mode or quiets its output", c.key())
 }
@@ -107,6 +109,8 @@ func (c *serverConn) diedErr(s *session, waitErr error) *Error {
 		e.StderrTail = s.proc.stderr.Tail()
 		exited := s.proc.waitExit(time.Second)
 		switch {
+		case s.proc.tooLarge():
+			e.Err, e.Hint = ErrMessageTooLarge, tooLargeHint
 		case s.proc.garbage() != nil:
 			e.Err = fmt.Errorf("wrote something other than JSON-RPC to stdout: %w", s.proc.garbage())
 			e.Hint = garbageHint(c)
@@ -154,6 +158,14 @@ func (c *serverConn) callErr(ctx, callCtx context.Context, s *session, op string
 	case errors.Is(err, ErrNotSupported):
 		e.Kind = Rejected
 		e.Hint = "check the server's capabilities before asking"
+	case isFrameTooLarge(err):
+		// The answer to this very request, most likely: say so rather
+		// than blame the server, which did nothing wrong. The SDK drops
+		// the connection; wait for the watcher to record that, so that
+		// the caller's next call starts a new session.
+		s.endedErr(2 * time.Second)
+		e.Kind, e.Err, e.Hint = Died, ErrMessageTooLarge, tooLargeHint
+		return e
 	default:
 		// A broken connection surfaces as EOF or "connection closed"; wait
 		// for the watcher so that the error carries the exit and stderr.

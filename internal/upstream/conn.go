@@ -240,6 +240,11 @@ func (s *session) close() {
 // longest delay counts as a fresh start, so that a server that crashes once
 // a day restarts quickly while a crash loop backs off. c.mu is held.
 func (c *serverConn) recordFailure(err *Error, lived time.Duration) {
+	if errors.Is(err, ErrMessageTooLarge) {
+		// The server is fine; the connection could not carry one answer.
+		c.lastErr, c.retryAt = err, time.Now()
+		return
+	}
 	if lived >= c.m.opts.BackoffMax {
 		c.failures = 0
 	}

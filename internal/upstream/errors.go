@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Kind classifies an upstream failure so that callers can react without
@@ -60,6 +62,10 @@ var (
 	ErrClosed           = errors.New("the upstream manager is closed")
 	ErrNotSupported     = errors.New("the server does not offer this capability")
 	ErrInvalidArguments = errors.New("tool arguments must be a JSON object")
+	// ErrMessageTooLarge: a stdio server sent one message (usually a tool
+	// result) larger than the SDK reads; the SDK then had to drop the
+	// connection. The server is not at fault and is restarted at once.
+	ErrMessageTooLarge = fmt.Errorf("sent a message larger than %d MiB, the most the MCP SDK reads in one stdio message", mcp.DefaultMaxLineLength>>20)
 	// ErrBackoff is wrapped by the fail-fast errors returned while a server
 	// waits to be restarted; [Error.RetryIn] says for how long.
 	ErrBackoff = errors.New("waiting before the next restart")

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,6 +162,37 @@ func TestFilesystemStdio(t *testing.T) {
 	res, err := m.CallTool(context.Background(), "fs", "read_text_file", map[string]any{"path": "/etc/passwd"})
 	if err != nil || !res.IsError {
 		t.Errorf("reading outside the allowed dir: %v, %+v", err, res)
+	}
+}
+
+// A result larger than the SDK reads in one stdio message (16 MiB) costs
+// that call, with an error that says so and how to ask for less; the server
+// is not blamed, and the next call restarts it at once.
+func TestHugeResultRestartsTheServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	line := strings.Repeat("a log line with some text in it\n", 1<<10)
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for written := 0; written <= mcp.DefaultMaxLineLength; written += len(line) {
+		f.WriteString(line)
+	}
+	f.Close()
+	m, _ := newManager(t, []config.Server{npmServer(t, "fs", "mcp-server-filesystem", dir)}, nil)
+	snapshot(t, m, "fs")
+	_, err = m.CallTool(context.Background(), "fs", "read_text_file", map[string]any{"path": big})
+	e := asError(t, err, "fs", Died)
+	if !errors.Is(err, ErrMessageTooLarge) || !strings.Contains(e.Hint, "ask the tool for less") {
+		t.Errorf("error %q (hint %q), want ErrMessageTooLarge with a hint to ask for less", err, e.Hint)
+	}
+	if strings.Contains(err.Error(), "other than JSON-RPC") || strings.Contains(e.Hint, "stdout") {
+		t.Errorf("the server is blamed for writing garbage: %q (hint %q)", err, e.Hint)
+	}
+	if got := call(t, m, "fs", "list_allowed_directories", nil); !strings.Contains(got, filepath.Base(dir)) {
+		t.Errorf("the next call = %q, want the server restarted at once", got)
 	}
 }
 

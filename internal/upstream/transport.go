@@ -104,10 +104,24 @@ func (p *process) setReadErr(err error) {
 func (p *process) garbage() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.readErr == nil || errors.Is(p.readErr, io.EOF) || errors.Is(p.readErr, os.ErrClosed) {
+	if p.readErr == nil || errors.Is(p.readErr, io.EOF) || errors.Is(p.readErr, os.ErrClosed) || isFrameTooLarge(p.readErr) {
 		return nil
 	}
 	return p.readErr
+}
+
+// tooLarge reports whether reading stopped at a message larger than the
+// SDK reads (ErrMessageTooLarge).
+func (p *process) tooLarge() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.readErr != nil && isFrameTooLarge(p.readErr)
+}
+
+// isFrameTooLarge recognises the SDK's unexported errFrameTooLarge by its
+// text (TestHugeResultRestartsTheServer fails if the text changes).
+func isFrameTooLarge(err error) bool {
+	return strings.Contains(err.Error(), "exceeded the configured maximum line length")
 }
 
 func (m *Manager) newProcess(s config.Server, log *slog.Logger) *process {
