@@ -161,8 +161,10 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 
 // RunWith is Run with surface-specific variations.
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
+	start := time.Now()
 	resp := r.runWith(ctx, req, x)
 	r.redact.response(resp)
+	r.audit(ctx, req, resp, time.Since(start))
 	return resp
 }
 
@@ -415,7 +417,7 @@ func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
 	v.mu.Unlock()
 	if refused > 0 && !hasCode(existing, diag.SandboxLimit) {
 		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
-			Message: fmt.Sprintf("%d tool call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),
+			Message: fmt.Sprintf("%d call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),
 			Hint:    "batch work into fewer calls" + v.orRaise("maxToolCalls")})
 	}
 	failures := v.cat.Failures()

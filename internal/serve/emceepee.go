@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,7 @@ func (s *Server) registerEmceepee(servers []*catalog.Server) {
 	s.addTool(&mcp.Tool{
 		Name:  "codemode_execute",
 		Title: "Execute code with the mcp API",
-		Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names.
+		Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names. At most ` + strconv.FormatInt(s.runner.Config().DefaultLimits.MaxToolCalls, 10) + ` mcp.* calls per execution (sleep and log excepted).
 Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
 		InputSchema: executeSchema,
 		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
@@ -338,6 +339,14 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 	ops := func(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error, bool) {
 		if strings.HasPrefix(op, "mcp.") {
 			calls.Add(1)
+			// emceepee bounds every mcp.* call of an execution, not only
+			// callTool (which CallRaw charges itself): a runaway loop of
+			// resource reads is stopped like one of tool calls.
+			if op != "mcp.callTool" {
+				if err := v.Charge(op); err != nil {
+					return nil, err, true
+				}
+			}
 		}
 		return s.surfaceOps(ctx, v, op, payload)
 	}

@@ -169,6 +169,43 @@ func TestEmceepeeErrorShape(t *testing.T) {
 	}
 }
 
+// emceepee bounds every mcp.* call of an execution ("Max mcp.* calls per
+// execution", configurable): maxToolCalls counts list and resource calls as
+// well as tool calls, and the call past it throws SandboxLimitError.
+func TestEmceepeeCountsEveryMCPCall(t *testing.T) {
+	t.Parallel()
+	g := newInproc(t, true, nil, "emceepee")
+	code := `let n = 0;
+for (let i = 0; i < 150; i++) {
+  try { await (i % 2 ? mcp.listServers() : mcp.listTools("calc")); n++; }
+  catch (e) { return {n, name: e.name, message: e.message, limit: e.limit}; }
+}
+return {n};`
+	var out struct {
+		Success bool `json:"success"`
+		Result  struct {
+			N       int    `json:"n"`
+			Name    string `json:"name"`
+			Message string `json:"message"`
+			Limit   string `json:"limit"`
+		} `json:"result"`
+		Stats struct {
+			MCPCalls int `json:"mcpCalls"`
+		} `json:"stats"`
+	}
+	res := decode[toolResult](t, g.call(t, "codemode_execute", map[string]any{"code": code}))
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	if r.N != 100 || r.Name != "SandboxLimitError" || r.Limit != "maxToolCalls" || !strings.Contains(r.Message, "mcp.listTools refused") {
+		t.Errorf("150 list calls with the default maxToolCalls (100): %s", res.StructuredContent)
+	}
+	if out.Stats.MCPCalls != 101 {
+		t.Errorf("stats.mcpCalls = %d, want 101 (the refused call included)", out.Stats.MCPCalls)
+	}
+}
+
 // A configured server that cannot start (here: GITHUB_TOKEN unset) is news
 // only for the runs that use it: code that does not touch it gets no
 // warning about it, code that does gets a structured error saying why.

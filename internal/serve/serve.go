@@ -217,7 +217,15 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
-		return h(ctx, req)
+		// The audit line of the run this call makes says who asked.
+		var attrs []slog.Attr
+		if req.Params != nil {
+			attrs = append(attrs, slog.String("tool", req.Params.Name))
+		}
+		if req.Session != nil && req.Session.ID() != "" {
+			attrs = append(attrs, slog.String("session", req.Session.ID()))
+		}
+		return h(run.WithLogAttrs(ctx, attrs...), req)
 	}
 }
 
