@@ -94,7 +94,7 @@ type Hit struct {
 func Search(servers []*Server, query string, limit int) []Hit {
 	qterms := queryTerms(query)
 	if len(qterms) == 0 {
-		return nil
+		return searchNames(servers, query, limit)
 	}
 	type ref struct {
 		s *Server
@@ -142,6 +142,29 @@ func Search(servers []*Server, query string, limit int) []Hit {
 		hits = append(hits, Hit{Server: r.s, Tool: r.d.tool, Score: score})
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// searchNames answers a query made only of stop words ("get", "list all"),
+// which ranking cannot use, with the tools whose names contain it: such a
+// query is almost always the start of tool names ("get" finds get-sum).
+func searchNames(servers []*Server, query string, limit int) []Hit {
+	ws := words(query)
+	if len(ws) == 0 {
+		return nil
+	}
+	var hits []Hit
+	for _, s := range servers {
+		for _, t := range s.Tools {
+			name := strings.Join(words(t.Name), " ")
+			if strings.Contains(" "+name+" ", " "+strings.Join(ws, " ")+" ") {
+				hits = append(hits, Hit{Server: s, Tool: t, Score: 1})
+			}
+		}
+	}
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}

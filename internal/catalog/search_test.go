@@ -81,6 +81,21 @@ func TestSearchNoMatch(t *testing.T) {
 	}
 }
 
+// A query of stop words only ("get") cannot be ranked; it is read as the
+// start of tool names.
+func TestSearchStopWordsMatchNames(t *testing.T) {
+	everything := corpusServer(t, "server-everything")
+	hits := Search([]*Server{everything}, "get", 0)
+	if len(hits) < 2 || !containsTool(hits, "server-everything", "get-sum") {
+		t.Fatalf("get: %v", names(hits))
+	}
+	for _, h := range hits {
+		if !strings.HasPrefix(h.Tool.Name, "get") {
+			t.Errorf("get matched %s", h.Tool.Name)
+		}
+	}
+}
+
 func TestWords(t *testing.T) {
 	got := strings.Join(words("getHTTPResponse2 list_pull-requests"), " ")
 	if got != "get http response 2 list pull requests" {

@@ -177,5 +177,12 @@ func (e *env) readScript(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the script: %w", err)
 	}
-	return strings.TrimPrefix(string(b), "\ufeff"), nil
+	code := strings.TrimPrefix(string(b), "\ufeff")
+	if strings.TrimSpace(code) == "" {
+		if path == "-" {
+			return "", errors.New("the script read from stdin is empty: pipe it in, e.g. echo 'globalThis.__codemode_result__ = 6 * 7' | codemode run -")
+		}
+		return "", fmt.Errorf("the script %s is empty", path)
+	}
+	return code, nil
 }

@@ -108,6 +108,8 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
 		{"run without script", []string{"run"}, []string{"exactly one SCRIPT"}},
 		{"missing script file", []string{"run", filepath.Join(dir, "nope.js")}, []string{"reading the script"}},
+		{"empty stdin", []string{"run", "-"}, []string{"stdin is empty", "| codemode run -"}},
+		{"empty script file", []string{"run", writeFile(t, dir, "empty.js", " \n")}, []string{"empty.js is empty"}},
 		{"bad flag", []string{"run", "--timeout", "5", script}, []string{"flag provided but not defined"}},
 		{"negative limit", []string{"run", "--timeout-ms", "-5", script}, []string{"--timeout-ms -5", "positive"}},
 		{"bad config", []string{"run", "--config", bad, script}, []string{"bad.json", "mcpServers.x.comand", `did you mean "command"`}},

@@ -83,6 +83,9 @@ type Config struct {
 	// default used when there is no file at all.
 	File    string
 	Servers []Server
+	// Disabled lists the keys of the servers marked "disabled": true, which
+	// are not in Servers, so that a script naming one can be told why.
+	Disabled []string
 
 	// DefaultLimits apply when a request does not set a limit; MaxLimits cap
 	// what a request may ask for. Both are fully populated by Load.

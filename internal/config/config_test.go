@@ -46,6 +46,9 @@ func TestParseServersInOrderWithIDs(t *testing.T) {
 	if c.Servers[0].Name != "Memory_Graph" {
 		t.Fatalf("name = %q", c.Servers[0].Name)
 	}
+	if !slices.Equal(c.Disabled, []string{"off"}) {
+		t.Fatalf("disabled = %v, want [off]", c.Disabled)
+	}
 }
 
 func TestExpansion(t *testing.T) {

@@ -281,6 +281,7 @@ func (p *parser) parse() (*Config, error) {
 			return nil, err
 		}
 		if skip {
+			c.Disabled = append(c.Disabled, e.key)
 			continue
 		}
 		c.Servers = append(c.Servers, s)

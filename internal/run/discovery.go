@@ -179,7 +179,7 @@ func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
 func (v *View) server(ctx context.Context, id string) (*catalog.Server, error) {
 	s, err := v.cat.Server(ctx, id)
 	if err != nil {
-		return nil, serverError(id, err, v.cat.IDs())
+		return nil, serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 	}
 	return s, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/naming"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -17,8 +18,15 @@ import (
 // AuthenticationError for rejected credentials, ServerNotFoundError with the
 // upstream's reason (and stderr tail) for a server that is configured but
 // not connected.
-func serverError(id string, err error, known []string) *diag.Error {
+func serverError(id string, err error, known, disabled []string) *diag.Error {
 	if errors.Is(err, catalog.ErrUnknownServer) || errors.Is(err, upstream.ErrUnknownServer) {
+		for _, key := range disabled {
+			if naming.NormalizeServerID(key) == id {
+				return &diag.Error{Class: diag.ServerNotFoundError, Message: fmt.Sprintf("server %q is disabled in the gateway's configuration", id),
+					Hint:   fmt.Sprintf(`the operator must remove "disabled": true from mcpServers.%s to use it; %s`, key, diag.ListHint("server ids", known, 30)),
+					Fields: map[string]any{"serverId": id, "available": nonNil(known)}}
+			}
+		}
 		return &diag.Error{Class: diag.ServerNotFoundError, Message: fmt.Sprintf("there is no server %q", id),
 			Hint: closestHint(id, known, "server ids"), Fields: map[string]any{"serverId": id, "available": nonNil(known)}}
 	}
@@ -45,7 +53,7 @@ func callError(ctx context.Context, serverID, tool string, err error) *diag.Erro
 		return &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Fields: fields,
 			Hint: upstreamHint(err, "the tool took too long; ask for less at once (smaller page, narrower query)")}
 	case errors.Is(err, upstream.ErrUnknownServer):
-		return serverError(serverID, err, nil)
+		return serverError(serverID, err, nil, nil)
 	}
 	return &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Fields: fields,
 		Hint: upstreamHint(err, "check the input against getTool(serverId, toolName), or try again if the server was restarting")}

@@ -413,3 +413,23 @@ const x: unknown = await fail({});
 		t.Fatalf("diagnostic = %+v", d)
 	}
 }
+
+// A server the configuration disables is not "unknown": the script is told
+// it is disabled, and by which key.
+func TestDisabledServerIsNamed(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	r.cfg.Disabled = []string{"Off_Server"}
+	for _, code := range []string{
+		`import { x } from "@codemode/servers/off-server"; x();`,
+		`import { describeServer } from "@codemode/discovery"; await describeServer("off-server");`,
+	} {
+		res := mustRun(t, r, code)
+		if len(res.Diagnostics) == 0 {
+			t.Fatalf("%s: no diagnostic", code)
+		}
+		d := res.Diagnostics[0]
+		if !strings.Contains(d.Message, `"off-server" is disabled`) || !strings.Contains(d.Hint, "mcpServers.Off_Server") || !strings.Contains(d.Hint, "calc") {
+			t.Errorf("%s: %+v", code, d)
+		}
+	}
+}

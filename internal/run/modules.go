@@ -31,7 +31,7 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 			v.use(id)
 		}
 		if err != nil {
-			de := serverError(id, err, v.cat.IDs())
+			de := serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 			v.mu.Lock()
 			v.importFails[id] = true
 			v.mu.Unlock()

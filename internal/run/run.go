@@ -391,7 +391,7 @@ func (v *View) requestCapabilities(ctx context.Context, deadline time.Time, ids 
 				v.use(id)
 			}
 			if _, err := v.cat.Server(ctx, id); err != nil {
-				de := serverError(id, err, v.cat.IDs())
+				de := serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 				out[i] = diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.CapabilityUnavailable,
 					Message: fmt.Sprintf("requested capability %q is unavailable: %s", id, de.Message), Hint: de.Hint}
 			}
@@ -429,7 +429,7 @@ func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
 		if !ok || v.importFails[id] || mentioned(existing, id) {
 			continue
 		}
-		de := serverError(id, err, v.cat.IDs())
+		de := serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.UpstreamUnavailable, Message: de.Message, Hint: de.Hint})
 	}
 	return out

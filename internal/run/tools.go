@@ -55,7 +55,7 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	}
 	s, err := v.cat.Server(ctx, serverID)
 	if err != nil {
-		return nil, nil, serverError(serverID, err, v.cat.IDs())
+		return nil, nil, serverError(serverID, err, v.cat.IDs(), v.r.cfg.Disabled)
 	}
 	v.use(serverID)
 	t := s.Lookup(name)

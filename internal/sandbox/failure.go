@@ -215,7 +215,7 @@ func (r *run) uncaught(info, prefix string) {
 		return
 	}
 	for _, ie := range r.importErrs {
-		if strings.Contains(d.Message, ie.Error()) {
+		if mentions(d.Message, ie.Error()) {
 			r.importFailure(ie, prefix)
 			return
 		}
@@ -241,6 +241,18 @@ func (r *run) uncaught(info, prefix string) {
 		out.Hint = "catch the exception or fix its cause"
 	}
 	r.fatal(out)
+}
+
+// mentions reports whether msg quotes reason, whole or cut short: the
+// engine builds a failed dynamic import's TypeError ("module load failed:
+// <reason>") in a fixed buffer of 256 bytes.
+func mentions(msg, reason string) bool {
+	if strings.Contains(msg, reason) {
+		return true
+	}
+	head := reason[:min(len(reason), 48)]
+	i := strings.Index(msg, head)
+	return i >= 0 && strings.HasPrefix(reason, msg[i:])
 }
 
 // stackPath returns the agent-source location of the innermost frame of the

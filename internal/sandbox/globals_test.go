@@ -580,3 +580,15 @@ console.log("logged");
 		}
 	}
 }
+
+// A failed dynamic import that nothing catches is the IMPORT_FAILURE a
+// static one is, with the host's whole reason, although the engine's
+// TypeError cuts the reason at 256 bytes.
+func TestUncaughtDynamicImportFailure(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	res := runJS(t, context.Background(), `await import("@codemode/servers/" + "`+long+`");`, newTestHost().options(Limits{Timeout: 5 * time.Second}))
+	d := wantDiag(t, res, diag.ImportFailure)
+	if !strings.Contains(d.Message, long) {
+		t.Errorf("the reason was cut: %s", diagString(res))
+	}
+}
