@@ -162,3 +162,21 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, stdout)
 	}
 }
+
+// A .js file is JavaScript: `f < T > (x)` is two comparisons there, a
+// generic call in TypeScript; a syntax error is reported against script.js.
+func TestRunLanguageFromExtension(t *testing.T) {
+	t.Setenv("CODEMODE_CONFIG", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	js := writeFile(t, dir, "amb.js", `const f = 1, T = 2, x = 3; globalThis.__codemode_result__ = f < T > (x);`)
+	code, stdout, stderr := invoke(t, "", "run", js)
+	if r := decode(t, stdout); code != ExitOK || r.Result != false {
+		t.Fatalf("exit %d, result %v: %s %s", code, r.Result, stdout, stderr)
+	}
+	bad := writeFile(t, dir, "bad.js", "const a = 1;\nconst = 2;")
+	_, stdout, _ = invoke(t, "", "run", bad)
+	if r := decode(t, stdout); len(r.Diagnostics) == 0 || r.Diagnostics[0]["path"] != "script.js:2:7" {
+		t.Fatalf("diagnostics %v", r.Diagnostics)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // stringList is a repeatable string flag.
@@ -60,7 +61,11 @@ func (e *env) run(args []string) int {
 	}
 	defer g.close()
 	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
-	resp := r.Run(e.ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps})
+	// The file's extension decides the language (`f < T > (x)` is a
+	// comparison in JavaScript and a generic call in TypeScript); stdin
+	// tries TypeScript, then JavaScript.
+	resp := r.RunWith(e.ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps},
+		run.Extra{Transpile: &transpile.Options{Lang: transpile.LangOf(pos[0])}})
 	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)

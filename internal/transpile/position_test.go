@@ -73,3 +73,47 @@ func TestMinifiedNamesRun(t *testing.T) {
 		t.Fatalf("result %s, diagnostics %+v", res.Result, res.Diagnostics)
 	}
 }
+
+// The engine counts columns in code points, the source map in UTF-16 code
+// units: after an emoji on the line (one code point, two units), an error
+// the engine reports, at run time or when it compiles the module, is still
+// at the agent's column, counted in UTF-16 code units like syntax errors
+// found by Module. Each script is checked against the same script with
+// ASCII of the same UTF-16 length ("ab" for 😀, "e" for é).
+func TestEngineColumnsCountUTF16(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		opts      *transpile.Options
+		path      string
+	}{
+		{"runtime", `const s = "😀😀😀😀😀😀"; null.x;`, nil, "script.ts:1:27"},
+		{"runtime, é", `const s = "éééééé"; null.x;`, nil, "script.ts:1:21"},
+		{"runtime, line 2", "const a = 1;\nconst s = `😀😀😀😀😀😀${a}`; null.x;", nil, "script.ts:2:31"},
+		{"runtime, body", `const s = "😀😀😀😀😀😀"; return null.x;`, transpile.Body(), ""},
+		{"runtime, call", `async () => { const s = "😀😀😀😀😀😀"; return null.x; }`, transpile.Call("", ""), ""},
+		{"engine syntax error", `const s = "😀😀😀😀😀😀"; const r = /a{2,1}/;`, nil, ""},
+	} {
+		ascii := strings.NewReplacer("é", "e", "😀", "ab").Replace(c.src)
+		got, want := run(t, c.src, c.opts), run(t, ascii, c.opts)
+		if got == "" || got != want || c.path != "" && got != c.path {
+			t.Errorf("%s: path %q, want %q (as for %q)", c.name, got, want, ascii)
+		}
+	}
+}
+
+// run transpiles and runs src, and returns the path of its first
+// diagnostic.
+func run(t *testing.T, src string, opts *transpile.Options) string {
+	t.Helper()
+	out, diags := transpile.Module(src, opts)
+	if len(diags) > 0 {
+		t.Errorf("%q: %v", src, diags)
+		return ""
+	}
+	res := sandbox.Run(context.Background(), out.Code, &sandbox.Options{Position: out.Position})
+	if len(res.Diagnostics) == 0 {
+		t.Errorf("%q: no diagnostics", src)
+		return ""
+	}
+	return res.Diagnostics[0].Path
+}

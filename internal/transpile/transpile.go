@@ -9,12 +9,16 @@ package transpile
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
@@ -38,7 +42,8 @@ type Output struct {
 	// smap is the source map, parsed on demand: positions are needed only
 	// for errors, and the parsed form is several times larger than this.
 	smap []byte
-	// shift is the length of the wrapper's prefix on the first line.
+	// shift is the length of the wrapper's prefix on the first line, in
+	// UTF-16 code units (the map's unit).
 	shift int
 	// lines is the number of lines of the agent's source; end is the
 	// position just past its last character, where positions in the
@@ -47,15 +52,19 @@ type Output struct {
 	end   string
 }
 
-// Position maps a 1-based line and column of Code to "file:line:col" in the
-// agent's source. Positions without a mapping are reported as they are;
-// positions in the wrapper's code (see Options) are reported at the end of
-// the agent's source.
+// Position maps a 1-based line and column of Code, as the engine reports
+// them (columns in code points), to "file:line:col" in the agent's source,
+// whose columns count UTF-16 code units, as editors, V8 and source maps do,
+// and as syntax errors from Module do. Positions without a mapping are
+// reported as they are; positions in the wrapper's code (see Options) are
+// reported at the end of the agent's source.
 func (o *Output) Position(line, col int) string {
 	if o.smap != nil {
 		if m, err := sourcemap.Parse("", o.smap); err == nil {
-			// The map's columns are 0-based; the engine's are 1-based.
-			if _, _, l, c, ok := m.Source(line, max(col-1, 0)); ok {
+			// The map's columns are 0-based UTF-16 code units; the
+			// engine's are 1-based code points, which differ after a
+			// character outside the BMP (an emoji) on the line.
+			if _, _, l, c, ok := m.Source(line, utf16Col(lineOf(o.Code, line), col-1)); ok {
 				if l > o.lines || l == 1 && c < o.shift {
 					return o.File + ":" + o.end
 				}
@@ -71,9 +80,13 @@ func (o *Output) Position(line, col int) string {
 
 // Options tune Module. The zero value is what the run tool uses.
 type Options struct {
-	// Lang forces "ts" or "js"; empty tries TypeScript first and falls back
-	// to JavaScript (TypeScript is almost a superset; the exceptions are
-	// rare constructs like `<T>x` casts read as JSX-free generics).
+	// Lang is "ts" or "js" to parse the source as that language only, and
+	// report positions in "script.ts" or "script.js"; empty tries
+	// TypeScript first and falls back to JavaScript. TypeScript is almost
+	// a superset, but not quite: `f < T > (x)` is a comparison in
+	// JavaScript and a generic call in TypeScript, so a caller that knows
+	// the language (a file's extension: see LangOf) must say so. Any other
+	// value is a programming error, and Module panics.
 	Lang string
 	// Prefix and Suffix surround the agent's code, for surfaces whose
 	// scripts are not modules: a function body that `return`s its result
@@ -99,6 +112,19 @@ func Call(imports, args string) *Options {
 		Prefix: imports + `globalThis.__codemode_result__ = await (async (f) => typeof f === "function" ? await f(` + args + `) : await f)(`,
 		Suffix: "\n);\n",
 	}
+}
+
+// LangOf returns the Lang for a script in a file named name: "js" for .js,
+// .mjs and .cjs, "ts" for .ts, .mts and .cts, and "" (TypeScript, then
+// JavaScript) for anything else, such as standard input.
+func LangOf(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".js", ".mjs", ".cjs":
+		return "js"
+	case ".ts", ".mts", ".cts":
+		return "ts"
+	}
+	return ""
 }
 
 type cacheKey struct {
@@ -140,6 +166,9 @@ func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.Lang != "" && o.Lang != "ts" && o.Lang != "js" {
+		panic(fmt.Sprintf(`transpile: Options.Lang is %q; want "", "ts" or "js"`, o.Lang))
 	}
 	key := cacheKey{src, o}
 	cache.Lock()
@@ -261,6 +290,40 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 	return nil, syntaxDiagnostics(best, "script."+bestLang, src, o)
 }
 
+// supported lists the syntax QuickJS lacks (as of modernc.org/quickjs
+// v0.27), for esbuild to lower or refuse; everything else in ESNext, which
+// the sandbox does run, is passed through as written.
+//   - Decorators (and auto-accessors) and `using` / `await using`
+//     declarations are lowered to plain classes and try/finally.
+//   - Deferred and source phase imports cannot be lowered: esbuild refuses
+//     them with an error that hintFor explains, where QuickJS would say
+//     only "from clause expected".
+var supported = map[string]bool{"decorators": false, "using": false, "import-defer": false, "import-source": false}
+
+// wellKnown are the well-known symbols that lowered decorators and `using`
+// declarations look up but QuickJS does not define. esbuild's helpers fall
+// back to Symbol.for("Symbol.<name>") for them (its __knownSymbol); the
+// agent's own code names them as Symbol.<name>, which must be the same
+// symbol, or an object with a [Symbol.dispose]() method is "not
+// disposable".
+var wellKnown = []string{"dispose", "asyncDispose", "metadata"}
+
+// symbolShim returns the statements that define the well-known symbols
+// src names that the engine lacks, or "". It is empty for scripts that do
+// not name them, whose code stays the agent's own; with `??=` it does
+// nothing on an engine that has them. It is esbuild's banner: a line of
+// its own before the code (after a hashbang), which the source map
+// accounts for, so that it moves no position in the agent's source.
+func symbolShim(src string) string {
+	var b strings.Builder
+	for _, name := range wellKnown {
+		if strings.Contains(src, "Symbol."+name) {
+			fmt.Fprintf(&b, "Symbol.%s??=Symbol.for(\"Symbol.%s\");", name, name)
+		}
+	}
+	return b.String()
+}
+
 func furthest(msgs []api.Message) int {
 	if len(msgs) == 0 || msgs[0].Location == nil {
 		return -1
@@ -279,6 +342,8 @@ func try(src, lang string, o Options, minify bool) (*Output, []api.Message) {
 		Loader:    loader,
 		Format:    api.FormatESModule,
 		Target:    api.ESNext,
+		Supported: supported,
+		Banner:    symbolShim(src),
 		Sourcemap: api.SourceMapExternal,
 		// The file is named as an ES module (.mts, .mjs), as the sandbox
 		// runs it: without import, export or top-level await esbuild would
@@ -306,8 +371,8 @@ func try(src, lang string, o Options, minify bool) (*Output, []api.Message) {
 		return nil, r.Errors
 	}
 	line, col := endOf(src)
-	lines, _ := lineCol(src, len(src))
-	return &Output{Code: string(r.Code), Lang: lang, File: file, smap: r.Map, shift: len(o.Prefix),
+	lines, _ := lineStart(src, len(src))
+	return &Output{Code: string(r.Code), Lang: lang, File: file, smap: r.Map, shift: utf16Len(o.Prefix),
 		lines: lines, end: strconv.Itoa(line) + ":" + strconv.Itoa(col)}, nil
 }
 
@@ -317,11 +382,20 @@ func endOf(src string) (line, col int) {
 	return lineCol(src, len(strings.TrimRightFunc(src, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' })))
 }
 
-// lineCol returns the 1-based line and column (in bytes) of byte offset off
-// in src, counting line breaks as esbuild does.
+// lineCol returns the 1-based line and column of byte offset off in src,
+// counting line breaks as esbuild does and columns in UTF-16 code units,
+// as Output.Position does.
 func lineCol(src string, off int) (line, col int) {
 	off = min(max(off, 0), len(src))
-	line, start := 1, 0
+	line, start := lineStart(src, off)
+	return line, utf16Len(src[start:off]) + 1
+}
+
+// lineStart returns the 1-based line of byte offset off in src, counting
+// line breaks as esbuild does, and the offset at which that line starts.
+func lineStart(src string, off int) (line, start int) {
+	off = min(max(off, 0), len(src))
+	line = 1
 	for i := 0; i < off; {
 		if n := lineBreak(src, i); n > 0 {
 			i += n
@@ -330,7 +404,106 @@ func lineCol(src string, off int) (line, col int) {
 		}
 		i++
 	}
-	return line, off - start + 1
+	return line, start
+}
+
+// utf16Len returns the length of s in UTF-16 code units: the unit of
+// columns in diagnostics, whatever unit the position came in (esbuild's
+// bytes, the engine's code points). A byte that is not valid UTF-8
+// counts as one.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// utf16Col converts n, a count of code points from the start of text, to
+// a count of UTF-16 code units. Code points past the end of text count as
+// one unit each.
+func utf16Col(text string, n int) int {
+	col := 0
+	for _, r := range text {
+		if n <= 0 {
+			break
+		}
+		col += utf16.RuneLen(r)
+		n--
+	}
+	return col + max(n, 0)
+}
+
+// lineOf returns the 1-based line n of code as the engine counts lines
+// (at line feeds), or "".
+func lineOf(code string, n int) string {
+	for ; n > 1; n-- {
+		i := strings.IndexByte(code, '\n')
+		if i < 0 {
+			return ""
+		}
+		code = code[i+1:]
+	}
+	if i := strings.IndexByte(code, '\n'); i >= 0 {
+		code = code[:i]
+	}
+	return code
+}
+
+// codeFrameWidth is the most characters of a source line a diagnostic quotes:
+// a one-line script (a big literal, minified code) would otherwise be
+// quoted whole, tens of kilobytes of message for one error.
+const codeFrameWidth = 120
+
+// codeFrame returns the code frame line "\n  n | text" for line n of the
+// agent's source, text, whose error is at byte offset at. A line longer
+// than codeFrameWidth characters is cut to codeFrameWidth around the error, a
+// third of them before it, and each cut is marked with "…".
+func codeFrame(n int, text string, at int) string {
+	text = strings.TrimRight(text, " \t")
+	at = min(max(at, 0), len(text))
+	total := utf8.RuneCountInString(text)
+	if total > codeFrameWidth {
+		first := min(max(utf8.RuneCountInString(text[:at])-codeFrameWidth/3, 0), total-codeFrameWidth)
+		from, to := runeOffset(text, first), runeOffset(text, first+codeFrameWidth)
+		cut := text[from:to]
+		if from > 0 {
+			cut = "…" + cut
+		}
+		if to < len(text) {
+			cut += "…"
+		}
+		text = cut
+	}
+	return fmt.Sprintf("\n  %d | %s", n, text)
+}
+
+// runeOffset returns the byte offset of the n-th code point of s (0-based),
+// or len(s).
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// maxQuoted bounds, in characters, a text from esbuild that may quote the
+// agent's code (a message's token, a suggestion, a note).
+const maxQuoted = 200
+
+// clip cuts s to at most maxQuoted characters, keeping its start and its
+// end (which says what is wrong with what it quotes: "… has already been
+// declared") around a "…".
+func clip(s string) string {
+	total := utf8.RuneCountInString(s)
+	if total <= maxQuoted {
+		return s
+	}
+	head := maxQuoted * 3 / 4
+	return s[:runeOffset(s, head)] + "…" + s[runeOffset(s, total-(maxQuoted-head-1)):]
 }
 
 // lineBreak returns the length of the line break at s[i], or 0.
@@ -455,14 +628,18 @@ func shapeDiagnostic(src, file string, sh shape) diag.Diagnostic {
 	}
 	line, col := lineCol(src, off)
 	d.Path = fmt.Sprintf("%s:%d:%d", file, line, col)
-	if text := lineAt(src, line); text != "" && len(text) <= 200 {
-		d.Message += fmt.Sprintf("\n  %d | %s", line, text)
+	if text := lineAt(src, line); text != "" {
+		_, start := lineStart(src, off)
+		d.Message += codeFrame(line, text, off-start)
 	}
 	return d
 }
 
 // syntaxDiagnostics turns esbuild's errors into SYNTAX_ERROR diagnostics with
 // the position in the agent's source and a hint.
+//
+// esbuild's columns are bytes; the diagnostics' count UTF-16 code units,
+// as positions from the engine do once Output.Position has mapped them.
 func syntaxDiagnostics(msgs []api.Message, file, src string, o Options) []diag.Diagnostic {
 	shift := len(o.Prefix)
 	var out []diag.Diagnostic
@@ -471,6 +648,7 @@ func syntaxDiagnostics(msgs []api.Message, file, src string, o Options) []diag.D
 		if len(out) == 5 {
 			break // the first few errors are what matters; later ones cascade
 		}
+		m.Text = clip(targetEnv.ReplaceAllString(m.Text, "in this sandbox"))
 		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError, Message: m.Text, Hint: hintFor(m.Text)}
 		if loc := m.Location; loc != nil && inWrapper(loc, src, o) {
 			// The error is in code the agent did not write: the agent's
@@ -484,40 +662,43 @@ func syntaxDiagnostics(msgs []api.Message, file, src string, o Options) []diag.D
 			d.Path = fmt.Sprintf("%s:%d:%d", file, line, col)
 			d.Message = endMessage(m.Text)
 			if text := lineAt(src, line); text != "" {
-				d.Message += fmt.Sprintf("\n  %d | %s", line, text)
+				d.Message += codeFrame(line, text, len(text))
 			}
 			d.Hint = "the code ends too early: close every (, [, { and string, and complete the last statement; or remove an extra closing bracket"
 			out = append(out, d)
 			continue
 		}
 		if loc := m.Location; loc != nil {
-			col := loc.Column + 1
-			if loc.Line == 1 {
-				col -= shift
+			text, at := loc.LineText, min(max(loc.Column, 0), len(loc.LineText))
+			if loc.Line == 1 && shift <= at {
+				// The wrapper is ours, not the agent's.
+				text, at = text[shift:], at-shift
 			}
-			d.Path = fmt.Sprintf("%s:%d:%d", file, loc.Line, max(col, 1))
-			if text := loc.LineText; text != "" {
-				if loc.Line == 1 && shift <= len(text) {
-					text = text[shift:] // the wrapper is ours, not the agent's
-				}
-				d.Message = fmt.Sprintf("%s\n  %d | %s", m.Text, loc.Line, strings.TrimRight(text, " \t"))
+			d.Path = fmt.Sprintf("%s:%d:%d", file, loc.Line, utf16Len(text[:at])+1)
+			if strings.TrimSpace(text) != "" {
+				d.Message = m.Text + codeFrame(loc.Line, text, at)
 				if shift > 0 && startsWithWord(strings.TrimSpace(text), "import") {
 					d.Hint = `this tool runs the code inside a function, where import declarations are not allowed: use the server's global object, or await import("@codemode/servers/<serverId>")`
 				}
 			}
 			if loc.Suggestion != "" {
-				d.Hint = fmt.Sprintf("replace it with %q", loc.Suggestion)
+				d.Hint = fmt.Sprintf("replace it with %q", clip(loc.Suggestion))
 			}
 		}
 		for _, n := range m.Notes {
 			if n.Text != "" && d.Hint == "" {
-				d.Hint = n.Text
+				d.Hint = clip(n.Text)
 			}
 		}
 		out = append(out, d)
 	}
 	return out
 }
+
+// targetEnv is how esbuild names the target in errors about syntax it will
+// not lower ("… not available in the configured target environment
+// ("esnext" + 4 overrides)"): its options mean nothing to the agent.
+var targetEnv = regexp.MustCompile(`(in|to) the configured target environment \([^)]*\)`)
 
 // inWrapper reports whether an esbuild location in the transpiled input
 // (the wrapper's prefix, src, the wrapper's suffix) lies outside src, or at
@@ -527,11 +708,11 @@ func inWrapper(loc *api.Location, src string, o Options) bool {
 	if loc.Line == 1 && loc.Column < len(o.Prefix) {
 		return true
 	}
-	lines, last := lineCol(src, len(src))
+	lines, start := lineStart(src, len(src))
 	if loc.Line != lines {
 		return loc.Line > lines
 	}
-	last-- // the length of the last line
+	last := len(src) - start // the length of the last line
 	if lines == 1 {
 		last += len(o.Prefix)
 	}
@@ -586,6 +767,10 @@ func hintFor(text string) string {
 		return "use `import ... from \"@codemode/...\"`; require is not available"
 	case strings.Contains(text, "JSX"):
 		return "JSX is not supported; build strings or objects instead"
+	case strings.Contains(text, "Parameter decorators"):
+		return "decorate the class, a method or a field instead (standard decorators); parameter decorators need TypeScript's experimentalDecorators, which the sandbox does not use"
+	case strings.Contains(text, "Deferred imports"), strings.Contains(text, "Source phase imports"):
+		return `use a plain import declaration, or await import("…") where the module is needed`
 	}
 	return "fix the syntax at this position"
 }
