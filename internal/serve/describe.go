@@ -21,7 +21,7 @@ func (s *Server) instructions() string {
 
 // sandboxDoc describes the language and globals, shared by every surface
 // that runs code.
-const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped; standard decorators and using/await using work (no parameter decorators). Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch and any network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef, FinalizationRegistry. console.log(error) prints "Name: message". Each call gets a fresh sandbox; scripts up to 100 KB. The run ends when the module has finished and its tool calls have settled: timers still waiting on a delay are then cancelled (await a delay you need).`
+const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch/network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Fresh sandbox per call; timers pending at the end are cancelled.`
 
 // unwrapDoc is §5.3.2.
 const unwrapDoc = `A tool returns its structuredContent if it has one, else a single text block as a string, else the whole MCP result ({content:[...]}; images and audio as base64).`
