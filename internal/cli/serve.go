@@ -87,6 +87,11 @@ func (e *env) serve(args []string) int {
 		defer cancel()
 		if err := srv.Drain(dctx); err != nil {
 			g.log.Warn("grace period over; cancelling runs still in flight")
+			srv.CancelRuns()
+			// Their CANCELLED responses still reach the client.
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			srv.Drain(cctx)
+			cancel()
 		}
 		stop()
 	}()

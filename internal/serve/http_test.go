@@ -217,6 +217,11 @@ func TestHTTPStateless(t *testing.T) {
 	if got := okRun(t, out[1]); !strings.Contains(got, "The sum of 2 and 2 is 4") {
 		t.Errorf("run 1: %s", got)
 	}
+	// §4.4 without a session: every request is a session of its own, so
+	// the declarations of an imported server come with every response.
+	if res, _ := asRun(t, out[1]); len(res.Content) < 2 || !strings.Contains(res.Content[1].Text, `"@codemode/servers/everything"`) {
+		t.Errorf("stateless run importing everything did not carry its declarations: %s", tail(string(out[1]), 600))
+	}
 	if got := okRun(t, out[3]); got != `"undefined"` {
 		t.Errorf("a global leaked between stateless calls: %s", got)
 	}
@@ -415,5 +420,78 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("codemode did not exit after draining; stderr:\n%s", tail(stderr.String(), 3000))
+	}
+}
+
+// Over stdio the grace period bounds the shutdown too: a run still going
+// when it ends is cancelled, answered with CANCELLED, and the process exits
+// (the SDK waits for its handlers before a stdio session can close).
+func TestSIGTERMGraceEndsStdioRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil)
+	cmd := exec.Command(codemodeBin(t), "serve", "--config", cfg, "--grace", "1s")
+	cmd.Env = baseEnv()
+	cmd.Dir = t.TempDir()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	long := make(chan result, 1)
+	go func() {
+		code := fmt.Sprintf(`import { write_file } from "@codemode/servers/filesystem";
+await write_file({ path: %q, content: "in flight" });
+await new Promise((r) => setTimeout(r, 120000));`, filepath.Join(dir, "started"))
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": code, "limits": map[string]any{"timeoutMs": 200000}}})
+		long <- result{r, err}
+	}()
+	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
+	signalled := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("codemode still runs %v after SIGTERM with --grace 1s; stderr:\n%s", time.Since(signalled), tail(stderr.String(), 2000))
+	}
+	r := <-long
+	if r.err != nil {
+		t.Fatalf("the cancelled run got no response: %v\n%s", r.err, tail(stderr.String(), 1500))
+	}
+	b, _ := json.Marshal(r.res)
+	if !strings.Contains(string(b), "CANCELLED") {
+		t.Errorf("the run cut short by the grace period: %s", tail(string(b), 600))
 	}
 }

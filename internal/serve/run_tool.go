@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,7 +97,7 @@ func (s *Server) handleRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return res, nil
 	}
 	resp := s.runner.Run(ctx, r)
-	return responseResult(resp, s.deferredDeclarations(req, resp.ServersUsed(), r.RequestedCapabilities, moduleForm)), nil
+	return responseResult(resp, s.deferredDeclarations(req, resp.ServersUsed(), moduleForm)), nil
 }
 
 // responseResult wraps a §3.3 response as a tool result: the response as
@@ -159,9 +158,10 @@ func Render(resp *run.Response) string {
 // used for the first time in the session, when the description carries only
 // the index (§4.4). Sessions are told apart by their *mcp.ServerSession,
 // which stdio (one session, no id) and stateful HTTP both keep for the
-// session's life. Stateless HTTP has no memory across requests: it gets
-// declarations only for the servers named in requestedCapabilities.
-func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested []string, f form) string {
+// session's life. Under stateless HTTP every request is a session of its
+// own, so every response carries the declarations of the servers it used:
+// §4.4 allows deferring them to the first import, not skipping them.
+func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f form) string {
 	s.mu.Lock()
 	full := s.injected[f]
 	s.mu.Unlock()
@@ -170,11 +170,7 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used, requested 
 	}
 	var fresh []string
 	if s.stateless.Load() || req == nil || req.Session == nil {
-		for _, id := range used {
-			if slices.Contains(requested, id) {
-				fresh = append(fresh, id)
-			}
-		}
+		fresh = used
 	} else {
 		s.mu.Lock()
 		session := req.Session

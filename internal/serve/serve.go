@@ -75,6 +75,11 @@ type Server struct {
 	// draining refuses new ones.
 	inflight sync.WaitGroup
 	draining atomic.Bool
+	// runs is the parent of every tool call's context: CancelRuns ends
+	// them when the grace period is over. Over stdio the SDK waits for
+	// its handlers before the session can close, so nothing else would.
+	runs       context.Context
+	cancelRuns context.CancelFunc
 	// stateless is set when serving stateless HTTP: every request then has
 	// a session of its own, so a session remembers nothing.
 	stateless atomic.Bool
@@ -96,6 +101,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		injected:  map[form]bool{},
 		decls:     newDeclCache(),
 	}
+	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -217,6 +223,9 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.runs, cancel)()
 		// The audit line of the run this call makes says who asked.
 		var attrs []slog.Attr
 		if req.Params != nil {
@@ -259,6 +268,11 @@ func (s *Server) serveTransport(ctx context.Context, transport mcp.Transport) er
 		return nil
 	}
 }
+
+// CancelRuns cancels every tool call in flight: their runs end at once
+// with a CANCELLED diagnostic, which is still answered. For the end of a
+// graceful shutdown's grace period.
+func (s *Server) CancelRuns() { s.cancelRuns() }
 
 // Drain stops accepting tool calls and waits until those in flight are done
 // (and, over stdio, answered) or ctx ends.
