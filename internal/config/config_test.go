@@ -83,6 +83,12 @@ func TestSecretsFromHeadersAndNames(t *testing.T) {
 	if !slices.Contains(s, "ghp_1234567890") || slices.Contains(s, "debug-verbose") {
 		t.Errorf("stdio secrets = %v", s)
 	}
+	// Credentials written into a URL: its password and query values.
+	c = mustParse(t, `{"mcpServers": {"q": {"url": "https://bot:pass-word-99@x.example/mcp?api_key=literalsecretvalue99&v=2"}}}`, nil)
+	q := c.Servers[0].Secrets
+	if !slices.Contains(q, "literalsecretvalue99") || !slices.Contains(q, "pass-word-99") || slices.Contains(q, "2") {
+		t.Errorf("url secrets = %v", q)
+	}
 }
 
 // Every mistake names the file, the key and the fix.

@@ -424,6 +424,15 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return s, false, p.errf(key+".url", `use an absolute http:// or https:// URL`, "%q is not an http(s) URL", s.URL)
 			}
+			// Credentials written into the URL itself (?api_key=..., a
+			// user:password@) are as secret as a header, and the SDK
+			// quotes the URL in its errors.
+			if pw, ok := u.User.Password(); ok {
+				s.Secrets = append(s.Secrets, pw)
+			}
+			for _, vs := range u.Query() {
+				s.Secrets = append(s.Secrets, vs...)
+			}
 		}
 	}
 	sort.Strings(unresolved)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -33,9 +34,12 @@ func newRedactor(servers []config.Server) redactor {
 	var secrets []string
 	for _, s := range servers {
 		for _, v := range s.Secrets {
-			// Also the form the value takes inside a JSON string.
+			// Also the forms the value takes inside a JSON string: Go's
+			// (which escapes <, >, &, U+2028 and U+2029) and JavaScript's
+			// JSON.stringify (which does not), as logs and results are
+			// serialised in the sandbox.
 			b, _ := json.Marshal(v)
-			for _, form := range []string{v, string(b[1 : len(b)-1])} {
+			for _, form := range []string{v, string(b[1 : len(b)-1]), jsQuoted(v)} {
 				if form != "" && !seen[form] {
 					seen[form] = true
 					secrets = append(secrets, form)
@@ -53,6 +57,37 @@ func newRedactor(servers []config.Server) redactor {
 		pairs = append(pairs, s, Redacted)
 	}
 	return redactor{strings.NewReplacer(pairs...), secrets}
+}
+
+// jsQuoted is s as JSON.stringify writes it inside a string's quotes:
+// only the quote, the backslash and control characters are escaped.
+func jsQuoted(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
 }
 
 func (d redactor) String(s string) string {

@@ -61,6 +61,26 @@ func TestRedactResultStaysValidJSON(t *testing.T) {
 
 // Without secrets, or when none occurs in the raw text, the result is
 // returned as it is (the same bytes, not a copy).
+// A secret with a quote and an HTML character, logged inside an object:
+// the log line is JavaScript's JSON.stringify, which escapes the quote but
+// not the "&" (Go's encoder escapes both), so neither the raw nor Go's form
+// of the secret occurs in it.
+func TestRedactSecretAsJavaScriptQuotesIt(t *testing.T) {
+	const secret = `pa&ss"word<long>`
+	r := newTestRunner(t, nil)
+	r.redact = testRedactor(secret)
+	res := mustRun(t, r, `const s = "pa&ss" + '"' + "word<long>";
+console.log({ s }); console.log([s]);
+globalThis.__codemode_result__ = { s, nested: [{ s }] };`)
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), "word<long>") || strings.Contains(string(b), `word<long`) {
+		t.Errorf("the secret reached the response: %s", b)
+	}
+	if !strings.Contains(res.Logs[0].Message, Redacted) {
+		t.Errorf("log %q", res.Logs[0].Message)
+	}
+}
+
 func TestRedactResultUntouched(t *testing.T) {
 	in := json.RawMessage(`{"a": [1, 2, "x\u00e9"], "n": 12345678901}`)
 	for _, d := range []redactor{testRedactor(), testRedactor("123456789012")} {
