@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -43,6 +44,14 @@ func (e *env) serve(args []string) int {
 	if httpAddr != "" {
 		if err := serve.CheckListen(httpAddr, token); err != nil {
 			return e.usageErr(err)
+		}
+	}
+	for _, o := range origins {
+		// A browser's Origin is scheme://host[:port] and nothing else; "*"
+		// or a URL with a path would never match, silently.
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return e.usageErr(fmt.Errorf("--allowed-origin %q: an Origin is scheme://host[:port], e.g. https://app.example.com (no wildcard, path or trailing slash)", o))
 		}
 	}
 	var srv *serve.Server
