@@ -64,7 +64,7 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		// use up maxToolCalls.
 		return nil, nil, toolNotFound(s, name)
 	}
-	if err := v.count("call to "+serverID+"/"+name, "tool calls"); err != nil {
+	if err := v.count(serverID, name); err != nil {
 		return nil, nil, err
 	}
 	args, verr := v.checkInput(s, t, input)
@@ -93,27 +93,32 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 }
 
 // count enforces maxToolCalls. A refused call throws SandboxLimitError; the
-// script may catch it, and the response then carries a warning. what names
-// the refused request ("call to github/search"), calls what the limit counts.
-func (v *View) count(what, calls string) error {
+// script may catch it, and the response then carries a warning. A tool call
+// is counted as (serverID, tool); a surface's own call (see Charge) as
+// (op, "").
+func (v *View) count(serverID, tool string) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.calls >= v.limits.MaxToolCalls {
-		v.refused++
-		return &diag.Error{Class: diag.SandboxLimitError,
-			Message: fmt.Sprintf("%s refused: the run already made maxToolCalls (%d) %s", what, v.limits.MaxToolCalls, calls),
-			Hint:    "batch the work into fewer calls (most list tools take filters or page sizes)" + v.orRaise("maxToolCalls"),
-			Fields:  map[string]any{"limit": "maxToolCalls", "value": v.limits.MaxToolCalls}}
+	if v.calls < v.limits.MaxToolCalls {
+		v.calls++
+		return nil
 	}
-	v.calls++
-	return nil
+	v.refused++
+	// Built only here: a string per call would cost every call.
+	msg := fmt.Sprintf("call to %s/%s refused: the run already made maxToolCalls (%d) tool calls", serverID, tool, v.limits.MaxToolCalls)
+	if tool == "" {
+		msg = fmt.Sprintf("%s refused: the run already made maxToolCalls (%d) calls", serverID, v.limits.MaxToolCalls)
+	}
+	return &diag.Error{Class: diag.SandboxLimitError, Message: msg,
+		Hint:   "batch the work into fewer calls (most list tools take filters or page sizes)" + v.orRaise("maxToolCalls"),
+		Fields: map[string]any{"limit": "maxToolCalls", "value": v.limits.MaxToolCalls}}
 }
 
 // Charge counts a request of a surface's own API that is not a tool call
 // (emceepee's mcp.readResource, say) against maxToolCalls, so that the
 // limit bounds every call a script makes through that API. It returns the
 // SandboxLimitError to throw once the budget is spent.
-func (v *View) Charge(what string) error { return v.count(what, "calls") }
+func (v *View) Charge(op string) error { return v.count(op, "") }
 
 // record appends a trace entry. err, if any, is summarised as
 // "Class: summary" (see traceSummary), with the configured secrets removed
