@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,7 +243,7 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 // away or ctx ends. The end of ctx is a requested shutdown, not a failure:
 // it returns nil.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.serveTransport(ctx, &mcp.StdioTransport{})
+	return s.serveTransport(ctx, stdioTransport(os.Stdin, os.Stdout, s.log))
 }
 
 // serveTransport is mcp.Server.Run without its logging: Run reports the

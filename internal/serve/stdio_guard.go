@@ -1,0 +1,148 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK's stdio connection ends the session at the first line that is not
+// a JSON-RPC message: its decoder cannot find its way back into the
+// stream, and the calls in flight lose their answers with it. JSON-RPC 2.0
+// says to answer such a message with an error (-32700 or -32600, id null)
+// and go on, which is what the guard does: it passes the lines that are
+// messages through to the SDK and answers the others itself, writing
+// through the same lock as the SDK so that no two messages interleave.
+
+// stdioTransport is the SDK's stdio transport behind a stdinGuard.
+func stdioTransport(in io.ReadCloser, out io.Writer, log *slog.Logger) mcp.Transport {
+	w := &lockedWriter{w: out}
+	return &mcp.IOTransport{Reader: &stdinGuard{in: bufio.NewReader(in), src: in, out: w, log: log}, Writer: w}
+}
+
+// lockedWriter serialises whole writes: the SDK writes each message, its
+// newline included, in one Write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close leaves stdout open: it belongs to the process, not the session.
+func (l *lockedWriter) Close() error { return nil }
+
+type stdinGuard struct {
+	in  *bufio.Reader
+	src io.Closer
+	out *lockedWriter
+	log *slog.Logger
+	buf []byte // what is left of the current message line
+}
+
+// maxLine is the SDK's own bound on one stdio message.
+const maxLine = mcp.DefaultMaxLineLength
+
+func (g *stdinGuard) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		line, err := g.line()
+		if line != nil && g.admit(line) {
+			g.buf = line
+		}
+		if err != nil && len(g.buf) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break
+		}
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
+}
+
+func (g *stdinGuard) Close() error { return g.src.Close() }
+
+var errLineTooLong = fmt.Errorf("a message longer than %d MiB", maxLine>>20)
+
+// line returns the next line, its newline included. A line over maxLine is
+// skipped to its end and answered as an invalid request; it returns nil
+// then.
+func (g *stdinGuard) line() ([]byte, error) {
+	var line []byte
+	skipping := false
+	for {
+		chunk, err := g.in.ReadSlice('\n')
+		if !skipping && len(line)+len(chunk) > maxLine {
+			skipping, line = true, nil
+		}
+		if !skipping {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if skipping {
+			g.reject(jsonrpc.CodeInvalidRequest, "Invalid Request: "+errLineTooLong.Error(), "send smaller messages")
+			return nil, err
+		}
+		return line, err
+	}
+}
+
+// admit reports whether line is a message for the SDK, and answers it if
+// it is not.
+func (g *stdinGuard) admit(line []byte) bool {
+	msg := bytes.TrimSpace(line)
+	switch {
+	case len(msg) == 0:
+		return false // a blank line between messages
+	case msg[0] == '[':
+		return true // a batch: the SDK reads those itself
+	case !json.Valid(msg):
+		g.reject(jsonrpc.CodeParseError, "Parse error: the line is not JSON: "+quote(msg), "send one JSON-RPC message per line")
+		return false
+	}
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		g.reject(jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), `send a JSON-RPC 2.0 message: {"jsonrpc":"2.0","id":1,"method":"..."}`)
+		return false
+	}
+	return true
+}
+
+// reject answers a line that is not a message, with id null as JSON-RPC 2.0
+// requires when the id cannot be known.
+func (g *stdinGuard) reject(code int64, message, fix string) {
+	g.log.Warn("stdin: not a JSON-RPC message; answered with an error and skipped", "error", message)
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": message + " (" + fix + ")"}})
+	if err == nil {
+		g.out.Write(append(b, '\n'))
+	}
+}
+
+// quote shows the start of a bad line, cut at a character boundary.
+func quote(b []byte) string {
+	const max = 80
+	if len(b) <= max {
+		return fmt.Sprintf("%q", b)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q…", b[:cut])
+}

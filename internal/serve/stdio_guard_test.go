@@ -1,0 +1,70 @@
+package serve_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A line on stdin that is not a JSON-RPC message is answered with a
+// JSON-RPC error (id null) and skipped; the session goes on, and a call in
+// flight keeps its answer. The SDK alone ends the session at such a line.
+func TestStdioSurvivesMalformedLines(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(codemodeBin(t), "serve", "--config", minimalConfig(t))
+	cmd.Env = baseEnv()
+	cmd.Dir = t.TempDir()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"codemode_run","arguments":{"code":"await new Promise((r) => setTimeout(r, 300)); globalThis.__codemode_result__ = 42;"}}}`,
+		`garbage{`,
+		``,
+		`123`,
+		`{"id":3}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+	}
+	for _, l := range lines {
+		stdin.Write([]byte(l + "\n"))
+	}
+	got := map[string]json.RawMessage{} // by id
+	var errs []int
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
+	for (got["2"] == nil || got["4"] == nil) && sc.Scan() {
+		var m struct {
+			ID    json.RawMessage     `json:"id"`
+			Error *struct{ Code int } `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout carries a non-JSON line %q", sc.Text())
+		}
+		if string(m.ID) == "null" && m.Error != nil {
+			errs = append(errs, m.Error.Code)
+			continue
+		}
+		got[string(m.ID)] = append(json.RawMessage(nil), sc.Bytes()...)
+	}
+	if got["2"] == nil || !strings.Contains(string(got["2"]), "42") {
+		t.Errorf("the call in flight lost its answer: %s\n%s", got["2"], tail(stderr.String(), 1500))
+	}
+	if got["4"] == nil || !strings.Contains(string(got["4"]), "codemode_run") {
+		t.Errorf("the session ended at the malformed lines: tools/list got %s\n%s", got["4"], tail(stderr.String(), 1500))
+	}
+	if len(errs) != 3 || errs[0] != -32700 || errs[1] != -32600 || errs[2] != -32600 {
+		t.Errorf("errors for the three bad lines = %v, want [-32700 -32600 -32600]", errs)
+	}
+}
