@@ -433,3 +433,17 @@ func TestDisabledServerIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// Importing a name a server does not export is a ToolNotFoundError that
+// suggests the nearest export.
+func TestMissingExportSuggestsNearest(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	res := mustRun(t, r, `import { Add } from "@codemode/servers/calc"; globalThis.__codemode_result__ = await Add({ a: 1, b: 2 });`)
+	if len(res.Diagnostics) != 1 {
+		t.Fatalf("%s", dump(res))
+	}
+	d := res.Diagnostics[0]
+	if d.Code != diag.ImportFailure || d.ErrorClass != diag.ToolNotFoundError || !strings.Contains(d.Message, `"Add"`) || !strings.HasPrefix(d.Hint, `did you mean "add"?`) {
+		t.Errorf("%+v", d)
+	}
+}

@@ -221,6 +221,9 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		if sres.TimedOut {
 			d = v.blameSlowStart(d)
 		}
+		if d.Code == diag.ImportFailure {
+			d = v.missingExport(ctx, d)
+		}
 		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "not a function") {
 			// QuickJS does not name the callee; the likeliest one in a
 			// Code Mode script is a tool under a wrong name.
@@ -232,6 +235,32 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	resp.ToolTrace = v.trace()
 	resp.used = v.usedServers()
 	return resp
+}
+
+// missingExport turns the engine's link error for an import of a name a
+// server module does not export into a ToolNotFoundError that suggests the
+// nearest export (`getSum` → did you mean "get_sum"?).
+func (v *View) missingExport(ctx context.Context, d diag.Diagnostic) diag.Diagnostic {
+	// "Could not find export 'getSum' in module '@codemode/servers/everything'"
+	rest, ok := strings.CutPrefix(d.Message, "Could not find export '")
+	name, rest, ok2 := strings.Cut(rest, "' in module '"+ServerModulePrefix)
+	id, ok3 := strings.CutSuffix(rest, "'")
+	if !ok || !ok2 || !ok3 {
+		return d
+	}
+	s, err := v.cat.Server(ctx, id)
+	if err != nil {
+		return d
+	}
+	exports := make([]string, 0, len(s.Tools)+1)
+	for _, t := range s.Tools {
+		exports = append(exports, t.ExportName)
+	}
+	exports = append(exports, "__meta__")
+	d.Message = fmt.Sprintf("cannot import %q from %q: the server has no tool exported under that name", name, ServerModulePrefix+id)
+	d.Hint = closestHint(name, exports, "exports") + ` (tool names with characters illegal in identifiers replaced by "_": get-sum → get_sum)`
+	d.ErrorClass = diag.ToolNotFoundError
+	return d
 }
 
 // clamped warns about each requested limit the host lowered to its
