@@ -147,6 +147,12 @@ func (c *serverConn) callErr(ctx, callCtx context.Context, s *session, op string
 	case errors.As(err, &httpErr):
 		e.Kind, e.Err = Auth, httpErr
 		e.Hint = fmt.Sprintf("check the credentials in %s.headers (for example the Authorization header)", c.key())
+	case s.proc == nil && isNetErr(err):
+		// Before the wire error: the SDK reports a POST that could not
+		// be sent as "rejected by transport", but nothing was rejected,
+		// the server is gone.
+		e.Kind = Unavailable
+		e.Hint = fmt.Sprintf("check that the server at %s is running and reachable", c.cfg.URL)
 	case errors.As(err, &wireErr):
 		e.Kind = Rejected
 		switch wireErr.Code {

@@ -144,6 +144,13 @@ func npmPath(t *testing.T, name string) string {
 // port and returns the base URL once it accepts connections.
 func startNpmHTTP(t *testing.T, bin, mode string) string {
 	t.Helper()
+	base, _ := startNpmHTTPProc(t, bin, mode)
+	return base
+}
+
+// startNpmHTTPProc is startNpmHTTP that also returns the server's process.
+func startNpmHTTPProc(t *testing.T, bin, mode string) (string, *exec.Cmd) {
+	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(npmPath(t, "node"), npmPath(t, bin), mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
@@ -162,7 +169,7 @@ func startNpmHTTP(t *testing.T, bin, mode string) string {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return "http://" + addr
+			return "http://" + addr, cmd
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s %s did not listen on %s: %v; stderr:\n%s", bin, mode, addr, err, stderr.String())

@@ -108,6 +108,24 @@ func TestEverythingSSE(t *testing.T) {
 	checkEverything(t, m, "everything")
 }
 
+// A remote server that went away is reported as unavailable from the first
+// call on, not as a server rejecting the request.
+func TestRemoteGoneIsUnavailable(t *testing.T) {
+	t.Parallel()
+	base, cmd := startNpmHTTPProc(t, "mcp-server-everything", "streamableHttp")
+	m, _ := newManager(t, []config.Server{{ID: "everything", Name: "everything", Transport: config.Streamable, URL: base + "/mcp"}}, nil)
+	if got := call(t, m, "everything", "get-sum", map[string]any{"a": 1, "b": 1}); !strings.Contains(got, "is 2") {
+		t.Fatalf("get-sum = %q", got)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	_, err := m.CallTool(context.Background(), "everything", "get-sum", map[string]any{"a": 1, "b": 1})
+	e := asError(t, err, "everything", Unavailable)
+	if !strings.Contains(e.Hint, "running and reachable") {
+		t.Errorf("hint %q", e.Hint)
+	}
+}
+
 // The call timeout cancels a long-running tool, and the session survives.
 func TestEverythingCallTimeout(t *testing.T) {
 	t.Parallel()
