@@ -50,8 +50,8 @@ func (e *env) serve(args []string) int {
 		// A browser's Origin is scheme://host[:port] and nothing else; "*"
 		// or a URL with a path would never match, silently.
 		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-			return e.usageErr(fmt.Errorf("--allowed-origin %q: an Origin is scheme://host[:port], e.g. https://app.example.com (no wildcard, path or trailing slash)", o))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return e.usageErr(fmt.Errorf("--allowed-origin %q: an Origin is scheme://host[:port], e.g. https://app.example.com (no wildcard or path)", o))
 		}
 	}
 	var srv *serve.Server

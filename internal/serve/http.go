@@ -57,7 +57,12 @@ func isLoopback(host string) bool {
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	s.stateless.Store(o.Stateless)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn})})
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
+			// The SDK refuses a foreign Host on a loopback listener, against
+			// DNS rebinding; that also refuses a reverse proxy on the same
+			// machine that keeps its own Host. With a token the check is
+			// not needed: a rebinding page cannot send the token.
+			DisableLocalhostProtection: o.AuthToken != ""})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(o, h))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

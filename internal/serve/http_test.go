@@ -36,6 +36,10 @@ func post(t *testing.T, u string, headers map[string]string) (int, http.Header, 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -136,6 +140,14 @@ func TestHTTPAuthToken(t *testing.T) {
 	// The scheme is case-insensitive.
 	if code, _, body := post(t, gw.url, map[string]string{"Authorization": "bearer s3cret"}); code != http.StatusOK {
 		t.Errorf("lowercase scheme: status %d, want 200: %s", code, body)
+	}
+	// Behind a reverse proxy that keeps its own Host: with a token the
+	// Host check is off (a rebinding page cannot send the token).
+	if code, _, body := post(t, gw.url, map[string]string{"Authorization": "Bearer s3cret", "Host": "codemode.example.com"}); code != http.StatusOK {
+		t.Errorf("a proxied Host with the token: status %d, want 200: %s", code, body)
+	}
+	if code, _, _ := post(t, gw.url, map[string]string{"Host": "codemode.example.com"}); code != http.StatusUnauthorized {
+		t.Errorf("a proxied Host without the token: status %d, want 401", code)
 	}
 	// Real clients, with and without the token.
 	out := runTS(t, httpConn(gw.url, map[string]string{"Authorization": "Bearer s3cret"}), listStep(), runStep(`globalThis.__codemode_result__ = "authorized";`))
