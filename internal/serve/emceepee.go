@@ -407,7 +407,13 @@ func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json
 		if err != nil {
 			return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server and uri with listResources()"}
 		}
-		return json.Marshal(res)
+		// emceepee's ResourceContent is {contents}; the SDK's result also
+		// carries caching hints (ttlMs, cacheScope) meant for clients.
+		contents := res.Contents
+		if contents == nil {
+			contents = []*mcp.ResourceContents{}
+		}
+		return json.Marshal(map[string]any{"contents": contents})
 	case "mcp.getPrompt":
 		if s.mgr == nil {
 			return nil, badCall(op, "prompts are not available")
@@ -457,7 +463,11 @@ func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json
 			if s.mgr != nil && caps != nil && caps.Prompts != nil {
 				ps, _ := s.mgr.ListPrompts(ctx, srv.ID)
 				for _, p := range ps {
-					out = append(out, map[string]any{"server": srv.ID, "name": p.Name, "description": p.Description, "arguments": p.Arguments})
+					h := map[string]any{"server": srv.ID, "name": p.Name, "description": p.Description}
+					if len(p.Arguments) > 0 {
+						h["arguments"] = p.Arguments // optional in emceepee's shape: absent, not null
+					}
+					out = append(out, h)
 				}
 			}
 		default:

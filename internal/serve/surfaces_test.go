@@ -571,8 +571,8 @@ const prompt = await mcp.getPrompt("everything", "simple-prompt", {});
 await mcp.sleep(10);
 mcp.log("done", 42);
 return { servers, toolCount: tools.length, toolServers: [...new Set(tools.map((t) => t.server))], sum: sum.content[0].text,
-  resources: resources.length, read: read.contents.length, templates: templates.length, prompts: prompts.map((p) => p.name),
-  promptMessages: prompt.messages.length };`), // 5
+  resources: resources.length, read: read.contents.length, readKeys: Object.keys(read), templates: templates.length, prompts: prompts.map((p) => p.name),
+  promptNullArgs: prompts.filter((p) => "arguments" in p && p.arguments == null).length, promptMessages: prompt.messages.length };`), // 5
 		exec(`return Object.keys(mcp).sort();`), // 6
 		exec(`return [typeof mcp.addServer, typeof mcp.removeServer, typeof mcp.reconnect, typeof mcp.connectServer];`),                // 7
 		exec(`mcp.log("about to fail"); throw new TypeError("bad thing");`),                                                            // 8
@@ -654,6 +654,8 @@ return { servers, toolCount: tools.length, toolServers: [...new Set(tools.map((t
 		Sum            string
 		Resources      int
 		Read           int
+		ReadKeys       []string
+		PromptNullArgs int
 		Templates      int
 		Prompts        []string
 		PromptMessages int
@@ -670,6 +672,9 @@ return { servers, toolCount: tools.length, toolServers: [...new Set(tools.map((t
 	}
 	if got.Resources == 0 || got.Read == 0 || got.Templates == 0 || !slices.Contains(got.Prompts, "simple-prompt") || got.PromptMessages == 0 {
 		t.Errorf("resources/prompts: %+v", got)
+	}
+	if !slices.Equal(got.ReadKeys, []string{"contents"}) || got.PromptNullArgs != 0 {
+		t.Errorf("emceepee shapes: readResource keys %v (want [contents]), %d prompts with arguments: null", got.ReadKeys, got.PromptNullArgs)
 	}
 	if *r.Stats.MCPCalls != 8 {
 		t.Errorf("stats.mcpCalls = %d, want 8 (sleep and log are not MCP calls)", *r.Stats.MCPCalls)
