@@ -592,3 +592,28 @@ func TestUncaughtDynamicImportFailure(t *testing.T) {
 		t.Errorf("the reason was cut: %s", diagString(res))
 	}
 }
+
+// Delayed timers scheduled once the run is winding down are dropped as
+// they come, callbacks included, and reported once: a zero-delay loop that
+// keeps scheduling them holds no memory and makes one diagnostic.
+func TestTimersCancelledOnce(t *testing.T) {
+	res := runJS(t, context.Background(), `function f() { setTimeout(f, 0); setTimeout(() => {}, 1000); } f();`,
+		&Options{Limits: Limits{Timeout: 500 * time.Millisecond, MaxMemoryBytes: 16 << 20}})
+	if !res.TimedOut || res.OutOfMemory {
+		t.Errorf("TimedOut %v, OutOfMemory %v, want the timeout: %s", res.TimedOut, res.OutOfMemory, diagString(res))
+	}
+	n := 0
+	for _, d := range res.Diagnostics {
+		if d.Code == diag.TimersCancelled {
+			n++
+		}
+	}
+	if n != 1 || len(res.Diagnostics) != 2 {
+		t.Errorf("%d TIMERS_CANCELLED among %d diagnostics, want 1 of 2", n, len(res.Diagnostics))
+	}
+	// Two passes of cancelling are one diagnostic, counting both.
+	res = runJS(t, context.Background(), `setTimeout(() => setTimeout(() => {}, 10), 0); setTimeout(() => {}, 20); globalThis.__codemode_result__ = 1;`, nil)
+	if len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, "2 timers") {
+		t.Errorf("%s", diagString(res))
+	}
+}

@@ -48,6 +48,11 @@ type run struct {
 	timers  timerHeap
 	timerAt map[int]*timer
 	delayed int // pending timers with a positive delay (see cancelTimers)
+	// winding: the module has finished with only timers left, and delayed
+	// timers are cancelled, also those scheduled from now on; cancelled
+	// counts them for the one diagnostic that finish reports.
+	winding   bool
+	cancelled int
 
 	logBytes      int64
 	logsTruncated bool
@@ -252,31 +257,35 @@ func (r *run) complete(c completion) bool {
 }
 
 // cancelTimers cancels the timers with a positive delay once the module
-// has finished and its tool calls have all settled. Waiting for them would
-// delay the result for nothing in the common case, a timeout guard in a
+// has finished and its tool calls have all settled, and from then on drops
+// any such timer as it is scheduled. Waiting for them would delay the
+// result for nothing in the common case, a timeout guard in a
 // Promise.race: `setTimeout(reject, 10_000)` would hold a finished run for
 // ten seconds, or past its timeout and lose the result. Code that must run
 // later awaits its delay. Zero-delay timers are deferred work, not waits:
 // they still run (and may fail the run). The rule depends on the delays
 // asked for, not on the clock, so a deterministic run stays deterministic.
-// The script hears of it in an info diagnostic.
+// finish reports the count in one info diagnostic.
 func (r *run) cancelTimers() {
-	n := 0
+	r.winding = true
 	for id, t := range r.timerAt {
 		if !t.deferred {
 			heap.Remove(&r.timers, t.index)
 			delete(r.timerAt, id)
-			n++
+			r.cancelled++
 		}
 	}
 	r.delayed = 0
+}
+
+// cancelledDiagnostic says how many timers cancelTimers cancelled.
+func (r *run) cancelledDiagnostic() diag.Diagnostic {
 	msg := "the script finished while 1 timer (setTimeout with a delay) was still waiting; it was cancelled without running"
-	if n > 1 {
-		msg = fmt.Sprintf("the script finished while %d timers (setTimeout with a delay) were still waiting; they were cancelled without running", n)
+	if r.cancelled > 1 {
+		msg = fmt.Sprintf("the script finished while %d timers (setTimeout with a delay) were still waiting; they were cancelled without running", r.cancelled)
 	}
-	r.diags = append(r.diags, diag.Diagnostic{Severity: diag.SeverityInfo, Code: diag.TimersCancelled,
-		Message: msg,
-		Hint:    "to run code after a delay, await it before the script ends: await new Promise((r) => setTimeout(r, ms))"})
+	return diag.Diagnostic{Severity: diag.SeverityInfo, Code: diag.TimersCancelled, Message: msg,
+		Hint: "to run code after a delay, await it before the script ends: await new Promise((r) => setTimeout(r, ms))"}
 }
 
 func (r *run) fireDue() {
@@ -329,6 +338,9 @@ func (r *run) finish() {
 	}
 	if r.failed {
 		r.res.Result = json.RawMessage("null")
+	}
+	if r.cancelled > 0 {
+		r.diags = append(r.diags, r.cancelledDiagnostic())
 	}
 	r.res.Diagnostics = r.diags
 	r.res.Duration = time.Since(r.start)
@@ -484,9 +496,13 @@ func (r *run) log(level Level, msg string) bool {
 	return true
 }
 
-func (r *run) timer(id int, ms float64) error {
+func (r *run) timer(id int, ms float64) (bool, error) {
+	if r.winding && ms > 0 {
+		r.cancelled++
+		return false, nil
+	}
 	if len(r.timers) >= r.opts.MaxPendingTimers {
-		return fmt.Errorf("setTimeout: too many pending timers (the sandbox allows %d); await them instead of scheduling more", r.opts.MaxPendingTimers)
+		return false, fmt.Errorf("setTimeout: too many pending timers (the sandbox allows %d); await them instead of scheduling more", r.opts.MaxPendingTimers)
 	}
 	if ms > float64(24*time.Hour/time.Millisecond) {
 		ms = float64(24 * time.Hour / time.Millisecond)
@@ -497,7 +513,7 @@ func (r *run) timer(id int, ms float64) error {
 	if !t.deferred {
 		r.delayed++
 	}
-	return nil
+	return true, nil
 }
 
 func (r *run) clearTimer(id int) {

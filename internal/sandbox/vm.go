@@ -55,7 +55,7 @@ type vm interface {
 type host interface {
 	call(id int, op, payload string) error
 	log(level Level, msg string) bool
-	timer(id int, ms float64) error
+	timer(id int, ms float64) (scheduled bool, err error)
 	clearTimer(id int)
 	done(ok bool)
 	resolve(specifier string) (string, error)
@@ -133,12 +133,12 @@ type qjsVM struct {
 // runs then, and it makes none; anything else is a bug worth a clear error.
 type noHost struct{}
 
-func (noHost) call(int, string, string) error { return errors.New("no run is bound") }
-func (noHost) log(Level, string) bool         { return false }
-func (noHost) timer(int, float64) error       { return errors.New("no run is bound") }
-func (noHost) clearTimer(int)                 {}
-func (noHost) done(bool)                      {}
-func (noHost) resolve(string) (string, error) { return "", errors.New("no run is bound") }
+func (noHost) call(int, string, string) error   { return errors.New("no run is bound") }
+func (noHost) log(Level, string) bool           { return false }
+func (noHost) timer(int, float64) (bool, error) { return false, errors.New("no run is bound") }
+func (noHost) clearTimer(int)                   {}
+func (noHost) done(bool)                        {}
+func (noHost) resolve(string) (string, error)   { return "", errors.New("no run is bound") }
 
 // newQJSVM creates a VM and prepares it: host functions, bootstrap, internal
 // module. No agent code has run in it.
@@ -196,7 +196,7 @@ func (v *qjsVM) prepare(code []byte) error {
 	// (__cm_call is native: see hostcall.go.)
 	if err := m.RegisterHostFunc("__cm_timer", func(args []any) (any, error) {
 		id, ms := argInt(args, 0), argFloat(args, 1)
-		return nil, v.h.timer(id, ms)
+		return v.h.timer(id, ms) // false: dropped, the run is winding down
 	}); err != nil {
 		return err
 	}

@@ -312,12 +312,15 @@
     let ms = NumberC(delay);
     if (!(ms > 0)) ms = 0;
     const id = ++timerSeq;
+    let scheduled;
     try {
-      H.timer(id, ms); // throws when the timer limit is reached
+      scheduled = H.timer(id, ms); // throws when the timer limit is reached
     } catch (e) {
       throw new classes.SandboxLimitError(safeMessage(e), { hint: "await pending timers before scheduling more", limit: "pendingTimers" });
     }
-    timers[id] = [callback, args];
+    // Not scheduled: the module has finished and delayed timers are
+    // cancelled (loop.go cancelTimers); the callback is not kept either.
+    if (scheduled) timers[id] = [callback, args];
     return id;
   }
   function clearTimeout(id) {
