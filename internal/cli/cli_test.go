@@ -117,6 +117,7 @@ func TestUsageAndConfigErrors(t *testing.T) {
 		{"bad log level", []string{"run", "--log-level", "loud", script}, []string{"--log-level"}},
 		{"serve on all interfaces without token", []string{"serve", "--http", "0.0.0.0:0"}, []string{"non-loopback", "--auth-token"}},
 		{"wildcard origin", []string{"serve", "--http", "127.0.0.1:0", "--allowed-origin", "*"}, []string{`--allowed-origin "*"`, "scheme://host[:port]"}},
+		{"wildcard subdomain origin", []string{"serve", "--http", "127.0.0.1:0", "--allowed-origin", "https://*.example.com"}, []string{"no wildcard"}},
 		{"origin with a path", []string{"serve", "--http", "127.0.0.1:0", "--allowed-origin", "https://app.example.com/app"}, []string{"no wildcard or path"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

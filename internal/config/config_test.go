@@ -83,11 +83,20 @@ func TestSecretsFromHeadersAndNames(t *testing.T) {
 	if !slices.Contains(s, "ghp_1234567890") || slices.Contains(s, "debug-verbose") {
 		t.Errorf("stdio secrets = %v", s)
 	}
-	// Credentials written into a URL: its password and query values.
-	c = mustParse(t, `{"mcpServers": {"q": {"url": "https://bot:pass-word-99@x.example/mcp?api_key=literalsecretvalue99&v=2"}}}`, nil)
-	q := c.Servers[0].Secrets
-	if !slices.Contains(q, "literalsecretvalue99") || !slices.Contains(q, "pass-word-99") || slices.Contains(q, "2") {
-		t.Errorf("url secrets = %v", q)
+	// Credentials written into a URL: its password (or a user that is a
+	// token alone) and the query values named like secrets, as written and
+	// decoded; not other query values.
+	c = mustParse(t, `{"mcpServers": {
+		"q": {"url": "https://bot:pass%2Dword-99@x.example/mcp?api_key=AbC%2BdEf%2FGh%3D%3D&version=2025-06-18"},
+		"u": {"url": "https://ghp_tokenonly123@x.example/mcp"}}}`, nil)
+	q, u := c.Servers[0].Secrets, c.Servers[1].Secrets
+	for _, want := range []string{"AbC%2BdEf%2FGh%3D%3D", "AbC+dEf/Gh==", "pass%2Dword-99", "pass-word-99"} {
+		if !slices.Contains(q, want) {
+			t.Errorf("url secrets %v lack %q", q, want)
+		}
+	}
+	if slices.Contains(q, "2025-06-18") || !slices.Contains(u, "ghp_tokenonly123") {
+		t.Errorf("url secrets = %v and %v", q, u)
 	}
 }
 

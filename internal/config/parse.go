@@ -424,15 +424,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return s, false, p.errf(key+".url", `use an absolute http:// or https:// URL`, "%q is not an http(s) URL", s.URL)
 			}
-			// Credentials written into the URL itself (?api_key=..., a
-			// user:password@) are as secret as a header, and the SDK
-			// quotes the URL in its errors.
-			if pw, ok := u.User.Password(); ok {
-				s.Secrets = append(s.Secrets, pw)
-			}
-			for _, vs := range u.Query() {
-				s.Secrets = append(s.Secrets, vs...)
-			}
+			s.Secrets = append(s.Secrets, urlSecrets(s.URL, u)...)
 		}
 	}
 	sort.Strings(unresolved)
@@ -481,6 +473,48 @@ func secretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// urlSecrets returns the credentials written into a URL (raw, parsed as
+// u) itself, as
+// secret as a header, since the SDK quotes the URL in its errors: the
+// password of user:password@ (or the user, when it is a token alone) and
+// the query values whose names say they are secret (?api_key=...; not
+// ?version=2025-06-18). Each is given as written and decoded, as error
+// texts may quote either.
+func urlSecrets(raw string, u *url.URL) []string {
+	var out []string
+	both := func(raw string, unescape func(string) (string, error)) {
+		out = append(out, raw)
+		if v, err := unescape(raw); err == nil {
+			out = append(out, v)
+		}
+	}
+	if u.User != nil {
+		// As written: u.User re-encodes what it decoded, differently.
+		info := u.User.String()
+		if _, rest, ok := strings.Cut(raw, "://"); ok {
+			if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+				rest = rest[:end]
+			}
+			if at := strings.LastIndex(rest, "@"); at >= 0 {
+				info = rest[:at]
+			}
+		}
+		user, pass, hasPass := strings.Cut(info, ":")
+		if hasPass {
+			both(pass, url.PathUnescape)
+		} else {
+			both(user, url.PathUnescape)
+		}
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		k, v, ok := strings.Cut(kv, "=")
+		if name, err := url.QueryUnescape(k); ok && err == nil && secretName(name) {
+			both(v, url.QueryUnescape)
+		}
+	}
+	return out
 }
 
 // secrets keeps the values long enough to be worth redacting: a short value

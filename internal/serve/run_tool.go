@@ -204,5 +204,9 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f
 	if b.Len() == 0 {
 		return ""
 	}
-	return "TypeScript declarations of the servers this script used (sent once per session). " + declTypes + b.String()
+	once := " (sent once per session)"
+	if s.stateless.Load() {
+		once = ""
+	}
+	return "TypeScript declarations of the servers this script used" + once + ". " + declTypes + b.String()
 }

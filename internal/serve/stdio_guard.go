@@ -96,7 +96,7 @@ func (g *stdinGuard) line() ([]byte, error) {
 			continue
 		}
 		if skipping {
-			g.reject(jsonrpc.CodeInvalidRequest, "Invalid Request: "+errLineTooLong.Error(), "send smaller messages")
+			g.reject(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+errLineTooLong.Error(), "send smaller messages")
 			return nil, err
 		}
 		return line, err
@@ -110,24 +110,44 @@ func (g *stdinGuard) admit(line []byte) bool {
 	switch {
 	case len(msg) == 0:
 		return false // a blank line between messages
-	case msg[0] == '[':
-		return true // a batch: the SDK reads those itself
 	case !json.Valid(msg):
-		g.reject(jsonrpc.CodeParseError, "Parse error: the line is not JSON: "+quote(msg), "send one JSON-RPC message per line")
+		g.reject(nil, jsonrpc.CodeParseError, "Parse error: the line is not JSON: "+quote(msg), "send one JSON-RPC message per line")
+		return false
+	case msg[0] == '[':
+		// MCP 2025-06-18 dropped JSON-RPC batches, and the SDK ends the
+		// session at one it does not take.
+		g.reject(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are not supported", "send one JSON-RPC message per line")
 		return false
 	}
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		g.reject(jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), `send a JSON-RPC 2.0 message: {"jsonrpc":"2.0","id":1,"method":"..."}`)
+		var m struct {
+			ID            json.RawMessage `json:"id"`
+			Method        *string         `json:"method"`
+			Result, Error json.RawMessage
+		}
+		json.Unmarshal(msg, &m)
+		if m.Method == nil && (m.Result != nil || m.Error != nil) {
+			// A malformed response: never answered, or two peers
+			// could answer each other forever.
+			g.log.Warn("stdin: a malformed JSON-RPC response; skipped", "error", err)
+			return false
+		}
+		g.reject(m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), `send a JSON-RPC 2.0 message: {"jsonrpc":"2.0","id":1,"method":"..."}`)
 		return false
 	}
 	return true
 }
 
-// reject answers a line that is not a message, with id null as JSON-RPC 2.0
-// requires when the id cannot be known.
-func (g *stdinGuard) reject(code int64, message, fix string) {
+// reject answers a line that is not a message. id is the line's own id
+// when it has a usable one (a string or a number), so that the client's
+// wait for it ends; otherwise null, as JSON-RPC 2.0 requires.
+func (g *stdinGuard) reject(id json.RawMessage, code int64, message, fix string) {
 	g.log.Warn("stdin: not a JSON-RPC message; answered with an error and skipped", "error", message)
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+	var rid any
+	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+		rid = id
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid,
 		"error": map[string]any{"code": code, "message": message + " (" + fix + ")"}})
 	if err == nil {
 		g.out.Write(append(b, '\n'))

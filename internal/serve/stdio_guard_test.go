@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		``,
 		`123`,
 		`{"id":3}`,
+		`[`,
+		`[]`,
+		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`,
+		`{"jsonrpc":"1.0","id":5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"error":"not an object"}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
 	}
 	for _, l := range lines {
@@ -44,7 +50,7 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	sc.Buffer(nil, 1<<20)
 	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
-	for (got["2"] == nil || got["4"] == nil) && sc.Scan() {
+	for (got["2"] == nil || got["4"] == nil || got["5"] == nil) && sc.Scan() {
 		var m struct {
 			ID    json.RawMessage     `json:"id"`
 			Error *struct{ Code int } `json:"error"`
@@ -64,7 +70,15 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	if got["4"] == nil || !strings.Contains(string(got["4"]), "codemode_run") {
 		t.Errorf("the session ended at the malformed lines: tools/list got %s\n%s", got["4"], tail(stderr.String(), 1500))
 	}
-	if len(errs) != 3 || errs[0] != -32700 || errs[1] != -32600 || errs[2] != -32600 {
-		t.Errorf("errors for the three bad lines = %v, want [-32700 -32600 -32600]", errs)
+	// garbage{, 123, [, [] and the batch; not the malformed response.
+	if want := []int{-32700, -32600, -32700, -32600, -32600}; !slices.Equal(errs, want) {
+		t.Errorf("errors with id null = %v, want %v (the malformed response unanswered)", errs, want)
+	}
+	// A bad request whose id can be read is answered under that id, so
+	// that its caller stops waiting.
+	for _, id := range []string{"3", "5"} {
+		if e := got[id]; e == nil || !strings.Contains(string(e), "-32600") {
+			t.Errorf("the bad request with id %s got %s", id, e)
+		}
 	}
 }
