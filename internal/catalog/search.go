@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"strings"
@@ -65,20 +66,22 @@ func (s *Server) searchIndex() *index {
 
 // paramTexts returns the top-level property names of an input schema.
 func paramTexts(schema any) []string {
-	m, ok := schema.(map[string]any)
-	if !ok {
-		return nil
+	var names []string
+	switch s := schema.(type) {
+	case map[string]any: // as the SDK decodes it
+		props, _ := s["properties"].(map[string]any)
+		for name := range props {
+			names = append(names, name)
+		}
+	case json.RawMessage: // as a stdio server sent it (see upstream)
+		var m struct{ Properties map[string]json.RawMessage }
+		json.Unmarshal(s, &m)
+		for name := range m.Properties {
+			names = append(names, name)
+		}
 	}
-	props, ok := m["properties"].(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(props))
-	for name := range props {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	return names
 }
 
 // Hit is one search result.

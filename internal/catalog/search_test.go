@@ -127,3 +127,15 @@ func BenchmarkSearchCorpus(b *testing.B) {
 		Search(servers, "list open pull requests for a repository", 10)
 	}
 }
+
+// Parameter names are indexed whether a schema is the SDK's map or the
+// JSON a stdio server sent (upstream keeps that, for its key order).
+func TestSearchParamsOfRawSchemas(t *testing.T) {
+	s := newServer(&upstream.Snapshot{ServerID: "fs", Name: "fs", Tools: []*mcp.Tool{
+		{Name: "edit", Description: "Edits a file", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{},"replacementText":{}}}`)},
+		{Name: "other", Description: "Something else", InputSchema: map[string]any{"type": "object"}},
+	}})
+	if hits := Search([]*Server{s}, "replacement", 5); len(hits) != 1 || hits[0].Tool.Name != "edit" {
+		t.Errorf("replacement: %v", names(hits))
+	}
+}

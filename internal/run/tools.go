@@ -246,12 +246,16 @@ func pointerOrRoot(p string) string {
 }
 
 func isObjectSchema(s any) bool {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return true // absent: MCP's default input is an object
+	var t any
+	switch s := s.(type) {
+	case map[string]any: // as the SDK decodes it
+		t = s["type"]
+	case json.RawMessage: // as a stdio server sent it (see upstream)
+		var m struct{ Type any }
+		json.Unmarshal(s, &m)
+		t = m.Type
 	}
-	t, ok := m["type"]
-	return !ok || t == "object"
+	return t == nil || t == "object" // absent: MCP's default input is an object
 }
 
 func toolNotFound(s *catalog.Server, name string) *diag.Error {

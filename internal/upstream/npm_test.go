@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -171,6 +173,15 @@ func TestFilesystemStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := newManager(t, []config.Server{npmServer(t, "fs", "mcp-server-filesystem", dir)}, nil)
+	// A stdio server's schemas keep its own key order (the SDK's maps
+	// would sort them): path, edits, dryRun, not dryRun, edits, path.
+	raw, ok := snapshot(t, m, "fs").Tool("edit_file").InputSchema.(json.RawMessage)
+	if !ok {
+		t.Fatalf("edit_file's inputSchema is not the JSON the server sent")
+	}
+	if p, e, d := bytes.Index(raw, []byte(`"path"`)), bytes.Index(raw, []byte(`"edits"`)), bytes.Index(raw, []byte(`"dryRun"`)); !(0 <= p && p < e && e < d) {
+		t.Errorf("edit_file's inputSchema lost the server's order: %s", raw)
+	}
 	if got := call(t, m, "fs", "list_directory", map[string]any{"path": dir}); !strings.Contains(got, "note.txt") {
 		t.Errorf("list_directory = %q", got)
 	}

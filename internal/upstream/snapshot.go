@@ -32,7 +32,9 @@ type Snapshot struct {
 	Capabilities *mcp.ServerCapabilities
 	// Tools holds every page of tools/list, sorted by name, without
 	// duplicate names (the first one wins) or invalid tools (dropped by the
-	// SDK).
+	// SDK). A tool's InputSchema and OutputSchema are json.RawMessage, in
+	// the server's own key order, for stdio servers (rawschemas.go), and
+	// the SDK's map[string]any otherwise.
 	Tools []*mcp.Tool
 	// Generation orders the snapshots of one server: a snapshot whose
 	// content differs from its predecessor's has a higher Generation. Equal
@@ -232,6 +234,9 @@ func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, er
 		}
 		seen[t.Name] = true
 		out = append(out, t)
+	}
+	if s.proc != nil {
+		s.proc.lists.keepOrder(out)
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return slices.Clip(out), nil

@@ -89,6 +89,8 @@ type process struct {
 
 	mu      sync.Mutex
 	readErr error // the first error reading stdout: io.EOF, or not JSON-RPC
+
+	lists rawLists // tools/list responses as they arrived (rawschemas.go)
 }
 
 func (p *process) setReadErr(err error) {
@@ -236,7 +238,15 @@ func (c *cmdConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil && ctx.Err() == nil {
 		c.proc.setReadErr(err)
 	}
+	if err == nil {
+		c.proc.lists.received(msg)
+	}
 	return msg, err
+}
+
+func (c *cmdConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.proc.lists.sent(msg)
+	return c.Connection.Write(ctx, msg)
 }
 
 // Close is called by the SDK when the session ends for any reason (our
