@@ -73,7 +73,7 @@ func paramTexts(schema any) []string {
 		for name := range props {
 			names = append(names, name)
 		}
-	case json.RawMessage: // as a stdio server sent it (see upstream)
+	case json.RawMessage: // as the server sent it (see upstream)
 		var m struct{ Properties map[string]json.RawMessage }
 		json.Unmarshal(s, &m)
 		for name := range m.Properties {

@@ -250,7 +250,7 @@ func isObjectSchema(s any) bool {
 	switch s := s.(type) {
 	case map[string]any: // as the SDK decodes it
 		t = s["type"]
-	case json.RawMessage: // as a stdio server sent it (see upstream)
+	case json.RawMessage: // as the server sent it (see upstream)
 		var m struct{ Type any }
 		json.Unmarshal(s, &m)
 		t = m.Type

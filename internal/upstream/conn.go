@@ -45,6 +45,9 @@ type serverConn struct {
 type session struct {
 	cs   *mcp.ClientSession
 	proc *process // nil unless a stdio child we started
+	// lists sees the tools/list responses as they arrived, for the
+	// servers' own key order (rawschemas.go); nil for Options.Dial.
+	lists *rawLists
 	// ctx is the attempt's context, cancelled (by cancel) once the session
 	// has ended; see connect.
 	ctx     context.Context
@@ -188,7 +191,7 @@ func (c *serverConn) connect(a *attempt) {
 // dialAndInit starts the server and completes the handshake. ctx and cancel
 // become the session's (see connect).
 func (c *serverConn) dialAndInit(ctx context.Context, cancel context.CancelCauseFunc) (*session, *Error) {
-	t, proc, err := c.m.dial(ctx, c.cfg, c.log)
+	t, proc, lists, err := c.m.dial(ctx, c.cfg, c.log)
 	if err != nil {
 		return nil, c.connectErr(ctx, err, nil)
 	}
@@ -205,7 +208,7 @@ func (c *serverConn) dialAndInit(ctx context.Context, cancel context.CancelCause
 		}
 		return nil, c.connectErr(ctx, err, proc)
 	}
-	return &session{cs: cs, proc: proc, ctx: ctx, cancel: cancel, started: time.Now(), done: make(chan struct{})}, nil
+	return &session{cs: cs, proc: proc, lists: lists, ctx: ctx, cancel: cancel, started: time.Now(), done: make(chan struct{})}, nil
 }
 
 // watch waits for the session to end and, unless we ended it, records the

@@ -41,6 +41,15 @@ func checkEverything(t *testing.T, m *Manager, id string) {
 			t.Errorf("tool %q missing from %v", want, names)
 		}
 	}
+	// Whatever the transport, schemas keep the server's key order (the
+	// SDK's maps would sort them): name, data, outputType.
+	if gz := snap.Tool("gzip-file-as-resource"); gz == nil {
+		t.Errorf("gzip-file-as-resource missing")
+	} else if raw, ok := gz.InputSchema.(json.RawMessage); !ok {
+		t.Errorf("gzip-file-as-resource's inputSchema is %T, not the JSON the server sent", gz.InputSchema)
+	} else if n, d := bytes.Index(raw, []byte(`"name"`)), bytes.Index(raw, []byte(`"data"`)); !(0 <= n && n < d) {
+		t.Errorf("gzip-file-as-resource's inputSchema lost the server's order: %s", raw)
+	}
 	if got := call(t, m, id, "get-sum", map[string]any{"a": 2, "b": 3}); !strings.Contains(got, "is 5") {
 		t.Errorf("get-sum(2, 3) = %q", got)
 	}

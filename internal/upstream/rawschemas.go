@@ -3,6 +3,9 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,7 +19,8 @@ import (
 // stdio servers, whose connection we wrap, the tools/list responses are
 // also read as they arrived, and the schemas kept as JSON, in their order
 // (see keepOrder). Streamable HTTP and SSE connections cannot be wrapped
-// (the SDK looks for unexported methods on them), so those keep the maps.
+// (the SDK looks for unexported methods on them): their HTTP exchanges are
+// tapped instead (tapHTTP).
 
 // rawLists remembers the tools/list requests in flight on a connection and
 // the schemas of the tools their responses listed.
@@ -101,5 +105,127 @@ func (l *rawLists) keepOrder(tools []*mcp.Tool) {
 		if r.output != nil && t.OutputSchema != nil {
 			t.OutputSchema = r.output
 		}
+	}
+}
+
+// waiting reports whether a tools/list answer is awaited.
+func (l *rawLists) waiting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending) > 0
+}
+
+// receivedJSON is received for a message still in its JSON form.
+func (l *rawLists) receivedJSON(data []byte) {
+	if !l.waiting() {
+		return
+	}
+	if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+		l.received(msg)
+	}
+}
+
+// tapHTTP lets l see the tools/list exchanges of an HTTP connection: a
+// POST's body says which ids are tools/list requests, and the answer, a
+// JSON body or an event stream, is read through a tap as the SDK reads
+// it. The legacy SSE transport (sse) answers on its GET event stream, which
+// is tapped whole; Streamable HTTP answers each POST in its response.
+func (l *rawLists) tapHTTP(req *http.Request, resp *http.Response, sse bool) {
+	switch req.Method {
+	case http.MethodPost:
+		if req.GetBody == nil {
+			return
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+		body.Close()
+		if err != nil {
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			return
+		}
+		l.sent(msg)
+		if r, ok := msg.(*jsonrpc.Request); sse || !ok || r.Method != "tools/list" {
+			return
+		}
+	case http.MethodGet:
+		if !sse {
+			return
+		}
+	default:
+		return
+	}
+	events := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	resp.Body = &tap{ReadCloser: resp.Body, l: l, events: events}
+}
+
+// tap passes a response body through to the SDK and hands the JSON-RPC
+// messages in it to rawLists: the whole body for JSON, each event's data
+// for an event stream. It gives up on a message larger than the SDK reads.
+type tap struct {
+	io.ReadCloser
+	l      *rawLists
+	events bool
+	buf    []byte // the JSON body, or the event stream's current line
+	data   []byte // the current event's data
+	off    bool
+}
+
+func (t *tap) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if !t.off && n > 0 {
+		if t.events {
+			t.feed(p[:n])
+		} else if t.buf = append(t.buf, p[:n]...); len(t.buf) > maxTap {
+			t.off, t.buf = true, nil
+		}
+	}
+	if err == io.EOF && !t.events && !t.off {
+		t.l.receivedJSON(t.buf)
+		t.off, t.buf = true, nil
+	}
+	return n, err
+}
+
+// maxTap is the SDK's own bound on one message.
+const maxTap = mcp.DefaultMaxLineLength
+
+// feed reads event-stream lines: "data:" lines make up an event's data,
+// and a blank line ends the event.
+func (t *tap) feed(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			t.buf = append(t.buf, b...)
+			if len(t.buf) > maxTap {
+				t.off, t.buf, t.data = true, nil, nil
+			}
+			return
+		}
+		line := bytes.TrimSuffix(append(t.buf, b[:i]...), []byte("\r"))
+		b = b[i+1:]
+		switch {
+		case len(line) == 0:
+			if len(t.data) > 0 {
+				t.l.receivedJSON(t.data)
+			}
+			t.data = t.data[:0]
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if len(t.data) > 0 {
+				t.data = append(t.data, '\n')
+			}
+			t.data = append(t.data, d...)
+			if len(t.data) > maxTap {
+				t.off, t.buf, t.data = true, nil, nil
+				return
+			}
+		}
+		t.buf = t.buf[:0]
 	}
 }

@@ -33,8 +33,8 @@ type Snapshot struct {
 	// Tools holds every page of tools/list, sorted by name, without
 	// duplicate names (the first one wins) or invalid tools (dropped by the
 	// SDK). A tool's InputSchema and OutputSchema are json.RawMessage, in
-	// the server's own key order, for stdio servers (rawschemas.go), and
-	// the SDK's map[string]any otherwise.
+	// the server's own key order, for the servers this package dials
+	// (rawschemas.go), and the SDK's map[string]any for Options.Dial ones.
 	Tools []*mcp.Tool
 	// Generation orders the snapshots of one server: a snapshot whose
 	// content differs from its predecessor's has a higher Generation. Equal
@@ -235,8 +235,8 @@ func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, er
 		seen[t.Name] = true
 		out = append(out, t)
 	}
-	if s.proc != nil {
-		s.proc.lists.keepOrder(out)
+	if s.lists != nil {
+		s.lists.keepOrder(out)
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return slices.Clip(out), nil

@@ -31,29 +31,34 @@ type DialFunc func(ctx context.Context, s config.Server) (mcp.Transport, error)
 // dial makes the transport for one connection attempt. proc is non-nil for
 // stdio servers that this package starts itself; it is nil for remote
 // servers and for transports made by Options.Dial.
-func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (t mcp.Transport, proc *process, err error) {
+//
+// lists, when not nil, sees the connection's tools/list responses as they
+// arrived (rawschemas.go).
+func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (t mcp.Transport, proc *process, lists *rawLists, err error) {
 	if m.opts.Dial != nil {
 		if t, err := m.opts.Dial(ctx, s); err != nil || t != nil {
-			return t, nil, err
+			return t, nil, nil, err
 		}
 	}
 	switch transportOf(s) {
 	case config.Stdio:
 		proc := m.newProcess(s, log)
-		return &cmdTransport{inner: &mcp.CommandTransport{Command: proc.cmd, TerminateDuration: m.opts.TerminateTimeout}, proc: proc}, proc, nil
+		return &cmdTransport{inner: &mcp.CommandTransport{Command: proc.cmd, TerminateDuration: m.opts.TerminateTimeout}, proc: proc}, proc, &proc.lists, nil
 	case config.Streamable:
+		lists := &rawLists{}
 		return &mcp.StreamableClientTransport{
 			Endpoint:   s.URL,
-			HTTPClient: m.httpClient(s, false),
+			HTTPClient: m.httpClient(s, false, lists),
 			// The SDK's own reconnect loop retries a broken stream 5 times
 			// with growing delays; a dead remote should rather surface as
 			// an error and go through our backoff.
 			MaxRetries: 2,
-		}, nil, nil
+		}, nil, lists, nil
 	case config.SSE:
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: m.httpClient(s, true)}, nil, nil
+		lists := &rawLists{}
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: m.httpClient(s, true, lists)}, nil, lists, nil
 	default:
-		return nil, nil, fmt.Errorf("unknown transport %q", s.Transport)
+		return nil, nil, nil, fmt.Errorf("unknown transport %q", s.Transport)
 	}
 }
 
@@ -265,12 +270,12 @@ func (c *cmdConn) Close() error {
 // httpClient returns the client for one remote server: the manager's shared
 // connection pool behind a RoundTripper that adds the configured headers to
 // every request and turns 401/403 into *HTTPStatusError.
-func (m *Manager) httpClient(s config.Server, sse bool) *http.Client {
+func (m *Manager) httpClient(s config.Server, sse bool, lists *rawLists) *http.Client {
 	h := make(http.Header, len(s.Headers))
 	for k, v := range s.Headers {
 		h.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: m.httpBase, headers: h, authOnGET: sse}}
+	return &http.Client{Transport: &headerTransport{base: m.httpBase, headers: h, authOnGET: sse, lists: lists}}
 }
 
 // headerTransport adds headers and detects credential rejections.
@@ -288,6 +293,7 @@ type headerTransport struct {
 	base      http.RoundTripper
 	headers   http.Header
 	authOnGET bool
+	lists     *rawLists // taps tools/list responses (rawschemas.go); may be nil
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -316,6 +322,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
 			Body:            strings.ToValidUTF8(strings.TrimSpace(string(body)), ""),
 		}
+	}
+	if t.lists != nil {
+		t.lists.tapHTTP(req, resp, t.authOnGET)
 	}
 	return resp, nil
 }
