@@ -142,7 +142,8 @@ func (l *rawLists) tapHTTP(req *http.Request, resp *http.Response, sse bool) {
 		}
 		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
 		body.Close()
-		if err != nil {
+		// Most POSTs are tool calls: spare them a decode.
+		if err != nil || !bytes.Contains(data, []byte(`"tools/list"`)) {
 			return
 		}
 		msg, err := jsonrpc.DecodeMessage(data)
