@@ -447,3 +447,22 @@ func TestMissingExportSuggestsNearest(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+// An input JSON cannot carry (a BigInt, a cycle, a throwing getter) is a
+// SchemaValidationError (§7.2) that says where, not a bare TypeError.
+func TestNonJSONInputIsSchemaValidationError(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	res := mustRun(t, r, `import { add } from "@codemode/servers/calc";
+import { SchemaValidationError } from "@codemode/errors";
+const cyc = { a: 1, b: { c: 2 } }; cyc.b.back = cyc;
+const out = [];
+for (const input of [{ a: 1n, b: 2 }, cyc, { a: 1, get b() { throw new Error("nope"); } }]) {
+  try { await add(input); out.push("called"); }
+  catch (e) { out.push([e instanceof SchemaValidationError, e.toolName, e.exportName, e.serverId, e.path, e.received, typeof e.hint].join("|")); }
+}
+globalThis.__codemode_result__ = out;`)
+	want := `["true|add|add|calc|/a|a BigInt|string","true|add|add|calc|/b/back|a circular reference|string","true|add|add|calc|/b|a getter that throws (nope)|string"]`
+	if string(res.Result) != want {
+		t.Errorf("result %s\nwant   %s\n%s", res.Result, want, dump(res))
+	}
+}

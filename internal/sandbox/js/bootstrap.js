@@ -932,6 +932,78 @@
   internal.call = call;
   internal.classes = classes;
   internal.freeze = freeze;
+  // badInput is the SchemaValidationError (§7.2) of a tool call whose input
+  // JSON.stringify refused: a BigInt, a circular reference, a getter or
+  // toJSON that throws. The host never sees such a call, so the error is
+  // built here, from the route (op is "tool\0<server>\0<tool>") and the
+  // place nonJSON finds.
+  function badInput(op, exportName, input, e) {
+    const parts = create(null); // no Array.prototype setters on the way
+    let n = 0;
+    let from = 0;
+    for (let i = 0; i <= op.length; i++) {
+      if (i === op.length || apply(charCodeAt, op, [i]) === 0) {
+        parts[n++] = apply(stringSlice, op, [from, i]);
+        from = i + 1;
+      }
+    }
+    const found = nonJSON(input, "", create(null), 0);
+    const path = found === null ? "" : found[0];
+    const received = found === null ? "data JSON cannot carry (" + safeMessage(e) + ")" : found[1];
+    const options = create(null);
+    options.serverId = parts[1];
+    options.toolName = parts[2];
+    options.exportName = exportName;
+    options.path = path;
+    options.expected = "JSON data";
+    options.received = received;
+    options.hint = "pass plain JSON data: numbers or strings instead of BigInt values, and no circular references";
+    return new classes.SchemaValidationError("invalid input for " + exportName + " (" + parts[1] + "/" + parts[2] + "): at " +
+      (path === "" ? "the top level" : path) + " expected JSON data, received " + received, options);
+  }
+  // nonJSON returns [JSON Pointer, what is there] for the first place where
+  // v stops being JSON data (a BigInt, a circular reference, a getter that
+  // throws), or null. It runs only after JSON.stringify has thrown, and
+  // looks at own enumerable properties as stringify does. ancestors is a
+  // null-prototype stack, so that indices planted on Array.prototype
+  // cannot intercept it.
+  function nonJSON(v, path, ancestors, depth) {
+    const t = typeof v;
+    if (t === "bigint") return [path, "a BigInt"];
+    if (v === null || t !== "object" || depth > 64) return null;
+    for (let i = 0; i < depth; i++) {
+      if (ancestors[i] === v) return [path, "a circular reference"];
+    }
+    ancestors[depth] = v;
+    let ks;
+    try {
+      ks = objectKeys(v);
+    } catch (e) {
+      return null;
+    }
+    for (let i = 0; i < ks.length; i++) {
+      const p = path + "/" + pointerToken(ks[i]);
+      let x;
+      try {
+        x = v[ks[i]];
+      } catch (e) {
+        return [p, "a getter that throws (" + safeMessage(e) + ")"];
+      }
+      const found = nonJSON(x, p, ancestors, depth + 1);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  // pointerToken escapes a key for a JSON Pointer (RFC 6901): ~ is ~0, / is ~1.
+  function pointerToken(k) {
+    let out = "";
+    for (let i = 0; i < k.length; i++) {
+      const c = apply(charCodeAt, k, [i]);
+      out += c === 126 ? "~0" : c === 47 ? "~1" : fromCharCode(c);
+    }
+    return out;
+  }
+
   // bindTools makes the async functions of a server module, one per tool:
   // ops[i] is the host operation of tool i, names[i] its export name (the
   // function's .name). A call without an argument sends no payload, so that
@@ -959,7 +1031,13 @@
           }
           return rejected(e);
         }
-        return sendData(op, input);
+        let body;
+        try {
+          body = encode(input);
+        } catch (e) {
+          return rejected(badInput(op, name, input, e));
+        }
+        return send(op, body);
       };
       out[i] = freeze(holder[name]);
     }
