@@ -466,3 +466,16 @@ globalThis.__codemode_result__ = out;`)
 		t.Errorf("result %s\nwant   %s\n%s", res.Result, want, dump(res))
 	}
 }
+
+// Indices planted on Array.prototype do not change what the error says.
+func TestNonJSONInputUnderPollution(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	res := mustRun(t, r, `import { add } from "@codemode/servers/calc";
+for (const i of ["0", "1", "2"]) Object.defineProperty(Array.prototype, i, { set() { throw new Error("intercepted"); }, get() { return "planted"; }, configurable: true });
+let r = "called";
+try { await add({ a: { b: 1n } }); } catch (e) { r = e.name + " " + e.toolName + " " + e.path + " " + e.received; }
+globalThis.__codemode_result__ = r;`)
+	if string(res.Result) != `"SchemaValidationError add /a/b a BigInt"` {
+		t.Errorf("result %s\n%s", res.Result, dump(res))
+	}
+}
