@@ -74,9 +74,11 @@ func paramTexts(schema any) []string {
 			names = append(names, name)
 		}
 	case json.RawMessage: // as the server sent it (see upstream)
-		var m struct{ Properties map[string]json.RawMessage }
+		var m map[string]json.RawMessage // exact keys, as the map case
 		json.Unmarshal(s, &m)
-		for name := range m.Properties {
+		var props map[string]json.RawMessage
+		json.Unmarshal(m["properties"], &props)
+		for name := range props {
 			names = append(names, name)
 		}
 	}

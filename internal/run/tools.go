@@ -251,9 +251,9 @@ func isObjectSchema(s any) bool {
 	case map[string]any: // as the SDK decodes it
 		t = s["type"]
 	case json.RawMessage: // as the server sent it (see upstream)
-		var m struct{ Type any }
+		var m map[string]any // exact keys, as the map case
 		json.Unmarshal(s, &m)
-		t = m.Type
+		t = m["type"]
 	}
 	return t == nil || t == "object" // absent: MCP's default input is an object
 }

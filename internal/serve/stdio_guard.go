@@ -51,6 +51,8 @@ type stdinGuard struct {
 	out *lockedWriter
 	log *slog.Logger
 	buf []byte // what is left of the current message line
+
+	started bool // the first line has been read
 }
 
 // maxLine is the SDK's own bound on one stdio message.
@@ -59,8 +61,12 @@ const maxLine = mcp.DefaultMaxLineLength
 func (g *stdinGuard) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, err := g.line()
-		if line != nil && g.admit(line) {
-			g.buf = line
+		if !g.started && line != nil {
+			// A byte order mark some Windows tools write first.
+			line, g.started = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF")), true
+		}
+		if msg := g.admit(line); msg != nil {
+			g.buf = msg
 		}
 		if err != nil && len(g.buf) == 0 {
 			return 0, err
@@ -103,21 +109,24 @@ func (g *stdinGuard) line() ([]byte, error) {
 	}
 }
 
-// admit reports whether line is a message for the SDK, and answers it if
-// it is not.
-func (g *stdinGuard) admit(line []byte) bool {
+// admit returns the message on line, trimmed and ending in a newline as
+// the SDK wants it (it refuses anything but a line break after a value),
+// or nil after answering a line that is not a message. Lines are messages:
+// MCP's stdio transport forbids newlines inside one, so pretty-printed
+// JSON over several lines is refused line by line.
+func (g *stdinGuard) admit(line []byte) []byte {
 	msg := bytes.TrimSpace(line)
 	switch {
 	case len(msg) == 0:
-		return false // a blank line between messages
+		return nil // a blank line between messages
 	case !json.Valid(msg):
 		g.reject(nil, jsonrpc.CodeParseError, "Parse error: the line is not JSON: "+quote(msg), "send one JSON-RPC message per line")
-		return false
+		return nil
 	case msg[0] == '[':
 		// MCP 2025-06-18 dropped JSON-RPC batches, and the SDK ends the
 		// session at one it does not take.
 		g.reject(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are not supported", "send one JSON-RPC message per line")
-		return false
+		return nil
 	}
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
 		var m struct {
@@ -130,12 +139,12 @@ func (g *stdinGuard) admit(line []byte) bool {
 			// A malformed response: never answered, or two peers
 			// could answer each other forever.
 			g.log.Warn("stdin: a malformed JSON-RPC response; skipped", "error", err)
-			return false
+			return nil
 		}
 		g.reject(m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), `send a JSON-RPC 2.0 message: {"jsonrpc":"2.0","id":1,"method":"..."}`)
-		return false
+		return nil
 	}
-	return true
+	return append(msg[:len(msg):len(msg)], '\n')
 }
 
 // reject answers a line that is not a message. id is the line's own id

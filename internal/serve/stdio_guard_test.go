@@ -27,7 +27,9 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		// A byte order mark first, and trailing blanks, which the SDK's
+		// reader alone refuses.
+		"\uFEFF" + `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}  `,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"codemode_run","arguments":{"code":"await new Promise((r) => setTimeout(r, 300)); globalThis.__codemode_result__ = 42;"}}}`,
 		`garbage{`,
@@ -50,7 +52,7 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	sc.Buffer(nil, 1<<20)
 	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
-	for (got["2"] == nil || got["4"] == nil || got["5"] == nil) && sc.Scan() {
+	for (got["1"] == nil || got["2"] == nil || got["4"] == nil || got["5"] == nil) && sc.Scan() {
 		var m struct {
 			ID    json.RawMessage     `json:"id"`
 			Error *struct{ Code int } `json:"error"`
@@ -63,6 +65,9 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 			continue
 		}
 		got[string(m.ID)] = append(json.RawMessage(nil), sc.Bytes()...)
+	}
+	if got["1"] == nil || !strings.Contains(string(got["1"]), "serverInfo") {
+		t.Errorf("initialize after a byte order mark, with trailing blanks: %s\n%s", got["1"], tail(stderr.String(), 1500))
 	}
 	if got["2"] == nil || !strings.Contains(string(got["2"]), "42") {
 		t.Errorf("the call in flight lost its answer: %s\n%s", got["2"], tail(stderr.String(), 1500))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -89,23 +90,37 @@ func compact(raw json.RawMessage) json.RawMessage {
 }
 
 // keepOrder replaces the schemas of tools with the JSON they arrived as,
-// when it was captured. The JSON decodes to the same value as the SDK's
-// map (same response), so only the order of keys changes.
+// when it was captured and decodes to exactly what the SDK decoded: a
+// capture missed or stale (an answer the tap did not see, a name listed
+// twice, decoders that disagree) keeps the SDK's map, so only the order of
+// keys can ever change. A listing is over, so no answer is awaited any
+// more.
 func (l *rawLists) keepOrder(tools []*mcp.Tool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	clear(l.pending)
 	for _, t := range tools {
 		r, ok := l.schemas[t.Name]
 		if !ok {
 			continue
 		}
-		if r.input != nil && t.InputSchema != nil {
+		if same(r.input, t.InputSchema) {
 			t.InputSchema = r.input
 		}
-		if r.output != nil && t.OutputSchema != nil {
+		if same(r.output, t.OutputSchema) {
 			t.OutputSchema = r.output
 		}
 	}
+	l.schemas = nil
+}
+
+// same reports whether raw decodes to decoded, the SDK's value.
+func same(raw json.RawMessage, decoded any) bool {
+	if raw == nil || decoded == nil {
+		return false
+	}
+	var v any
+	return json.Unmarshal(raw, &v) == nil && reflect.DeepEqual(v, decoded)
 }
 
 // waiting reports whether a tools/list answer is awaited.
@@ -125,40 +140,44 @@ func (l *rawLists) receivedJSON(data []byte) {
 	}
 }
 
-// tapHTTP lets l see the tools/list exchanges of an HTTP connection: a
-// POST's body says which ids are tools/list requests, and the answer, a
-// JSON body or an event stream, is read through a tap as the SDK reads
-// it. The legacy SSE transport (sse) answers on its GET event stream, which
-// is tapped whole; Streamable HTTP answers each POST in its response.
-func (l *rawLists) tapHTTP(req *http.Request, resp *http.Response, sse bool) {
-	switch req.Method {
-	case http.MethodPost:
-		if req.GetBody == nil {
-			return
-		}
-		body, err := req.GetBody()
-		if err != nil {
-			return
-		}
-		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
-		body.Close()
-		// Most POSTs are tool calls: spare them a decode.
-		if err != nil || !bytes.Contains(data, []byte(`"tools/list"`)) {
-			return
-		}
-		msg, err := jsonrpc.DecodeMessage(data)
-		if err != nil {
-			return
-		}
-		l.sent(msg)
-		if r, ok := msg.(*jsonrpc.Request); sse || !ok || r.Method != "tools/list" {
-			return
-		}
-	case http.MethodGet:
-		if !sse {
-			return
-		}
-	default:
+// The tools/list exchanges of an HTTP connection: a POST's body says which
+// ids are tools/list requests (sentHTTP, before the request goes out: a
+// legacy SSE server may answer on its stream before the POST returns), and
+// the answer, a JSON body or an event stream, is read through a tap as the
+// SDK reads it (tapHTTP). The legacy SSE transport (sse) answers on its GET
+// event stream, which is tapped whole; Streamable HTTP answers each POST in
+// its response.
+
+// sentHTTP records a tools/list request in req's body, and reports whether
+// there was one.
+func (l *rawLists) sentHTTP(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	body.Close()
+	// Most POSTs are tool calls: spare them a decode.
+	if err != nil || !bytes.Contains(data, []byte(`"tools/list"`)) {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return false
+	}
+	l.sent(msg)
+	r, ok := msg.(*jsonrpc.Request)
+	return ok && r.Method == "tools/list"
+}
+
+// tapHTTP reads resp through a tap when it may carry a tools/list answer:
+// the answer to a POST that sent one (list, Streamable HTTP), or the event
+// stream of a legacy SSE connection.
+func (l *rawLists) tapHTTP(req *http.Request, resp *http.Response, sse, list bool) {
+	if sse && req.Method != http.MethodGet || !sse && !list {
 		return
 	}
 	events := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
@@ -216,6 +235,9 @@ func (t *tap) feed(b []byte) {
 				t.l.receivedJSON(t.data)
 			}
 			t.data = t.data[:0]
+			if cap(t.data) > 1<<20 {
+				t.data = nil // a long stream keeps no big event's buffer
+			}
 		case bytes.HasPrefix(line, []byte("data:")):
 			d := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
 			if len(t.data) > 0 {
@@ -228,5 +250,8 @@ func (t *tap) feed(b []byte) {
 			}
 		}
 		t.buf = t.buf[:0]
+		if cap(t.buf) > 1<<20 {
+			t.buf = nil
+		}
 	}
 }

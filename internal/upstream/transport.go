@@ -307,6 +307,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = vs
 		}
 	}
+	list := t.lists != nil && t.lists.sentHTTP(req)
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -324,7 +325,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if t.lists != nil {
-		t.lists.tapHTTP(req, resp, t.authOnGET)
+		t.lists.tapHTTP(req, resp, t.authOnGET, list)
 	}
 	return resp, nil
 }

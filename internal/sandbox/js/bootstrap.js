@@ -947,7 +947,9 @@
         from = i + 1;
       }
     }
-    const found = nonJSON(input, "", create(null), 0);
+    const budget = create(null);
+    budget.n = 10000;
+    const found = nonJSON(input, "", "", create(null), 0, budget);
     const path = found === null ? "" : found[0];
     const received = found === null ? "data JSON cannot carry (" + safeMessage(e) + ")" : found[1];
     const options = create(null);
@@ -962,15 +964,35 @@
       (path === "" ? "the top level" : path) + " expected JSON data, received " + received, options);
   }
   // nonJSON returns [JSON Pointer, what is there] for the first place where
-  // v stops being JSON data (a BigInt, a circular reference, a getter that
-  // throws), or null. It runs only after JSON.stringify has thrown, and
-  // looks at own enumerable properties as stringify does. ancestors is a
-  // null-prototype stack, so that indices planted on Array.prototype
-  // cannot intercept it.
-  function nonJSON(v, path, ancestors, depth) {
-    const t = typeof v;
+  // v stops being JSON data (a BigInt, a circular reference, a getter or
+  // toJSON that throws), or null. It runs only after JSON.stringify has
+  // thrown, and walks as stringify does: toJSON first, then own enumerable
+  // properties. budget bounds the values it visits: getters or a Proxy
+  // that make new objects forever would otherwise hold the run until its
+  // timeout, where stringify itself gave up at once. ancestors is a
+  // null-prototype stack, so that indices planted on Array.prototype cannot
+  // intercept it.
+  function nonJSON(v, key, path, ancestors, depth, budget) {
+    if (--budget.n < 0 || depth > 64) return null;
+    let t = typeof v;
+    if (v !== null && (t === "object" || t === "bigint")) {
+      let toJSON;
+      try {
+        toJSON = v.toJSON;
+      } catch (e) {
+        return [path, "a toJSON getter that throws (" + safeMessage(e) + ")"];
+      }
+      if (typeof toJSON === "function") {
+        try {
+          v = apply(toJSON, v, [key]);
+        } catch (e) {
+          return [path, "a toJSON that throws (" + safeMessage(e) + ")"];
+        }
+        t = typeof v;
+      }
+    }
     if (t === "bigint") return [path, "a BigInt"];
-    if (v === null || t !== "object" || depth > 64) return null;
+    if (v === null || t !== "object") return null;
     for (let i = 0; i < depth; i++) {
       if (ancestors[i] === v) return [path, "a circular reference"];
     }
@@ -989,7 +1011,7 @@
       } catch (e) {
         return [p, "a getter that throws (" + safeMessage(e) + ")"];
       }
-      const found = nonJSON(x, p, ancestors, depth + 1);
+      const found = nonJSON(x, ks[i], p, ancestors, depth + 1, budget);
       if (found !== null) return found;
     }
     return null;
