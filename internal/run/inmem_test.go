@@ -484,7 +484,8 @@ globalThis.__codemode_result__ = r;`)
 // new objects forever), and follows toJSON as JSON.stringify does.
 func TestNonJSONInputSearchIsBounded(t *testing.T) {
 	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
-	start := time.Now()
+	// Unbounded, the first call would run until the run's timeout, and
+	// the result would be null.
 	res := mustRun(t, r, `import { add } from "@codemode/servers/calc";
 function mk() { return { get a() { return mk(); }, get b() { return mk(); } }; }
 const out = [];
@@ -492,9 +493,6 @@ for (const input of [mk(), (() => { const c = { x: 1 }; c.self = c; c.toJSON = (
   try { await add(input); out.push("called"); } catch (e) { out.push(e.name + " " + e.path); }
 }
 globalThis.__codemode_result__ = out;`)
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("took %v", took)
-	}
 	if string(res.Result) != `["SchemaValidationError ","SchemaValidationError /b"]` {
 		t.Errorf("result %s\n%s", res.Result, dump(res))
 	}
