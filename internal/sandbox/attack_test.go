@@ -626,8 +626,10 @@ func timesOut(t *testing.T, res *Result) {
 func cancelsTimers(want string) func(*testing.T, *Result) {
 	return func(t *testing.T, res *Result) {
 		t.Helper()
-		if string(res.Result) != want || res.Failed() || res.Duration > time.Second {
-			t.Errorf("result %s after %v, want %s at once: %s", res.Result, res.Duration, want, diagString(res))
+		// Waiting for the timers instead would end at the timeout, result
+		// lost.
+		if string(res.Result) != want || res.Failed() {
+			t.Errorf("result %s after %v, want %s: %s", res.Result, res.Duration, want, diagString(res))
 		}
 		if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.TimersCancelled || res.Diagnostics[0].Severity != diag.SeverityInfo {
 			t.Errorf("want one TIMERS_CANCELLED info: %s", diagString(res))

@@ -245,7 +245,8 @@ func TestTimeoutGuardDoesNotHoldTheRun(t *testing.T) {
 	res := runJS(t, context.Background(), `import { ping } from "@codemode/servers/x";
 const withTimeout = (p, ms) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error("timed out")), ms))]);
 globalThis.__codemode_result__ = await withTimeout(ping(7), 10_000);`, o)
-	if string(res.Result) != "7" || res.Failed() || res.Duration > time.Second {
+	// Held by the guard, the run would end at its 2 s timeout, result lost.
+	if string(res.Result) != "7" || res.Failed() {
 		t.Errorf("result %s after %v: %s", res.Result, res.Duration, diagString(res))
 	}
 }
