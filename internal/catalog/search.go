@@ -1,13 +1,14 @@
 package catalog
 
 import (
-	"encoding/json"
 	"math"
 	"sort"
 	"strings"
 	"unicode"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/codemode-mcp/codemode/internal/schema"
 )
 
 // Search ranks tools for a free-text query with BM25F over three fields:
@@ -32,6 +33,7 @@ type doc struct {
 	length float64            // weighted length
 	name   string             // lower-cased name, for exact-match boosts
 	export string
+	words  string // " "+the name's words+" ", for searchNames
 }
 
 type index struct {
@@ -42,7 +44,8 @@ func (s *Server) searchIndex() *index {
 	s.indexOnce.Do(func() {
 		ix := &index{docs: make([]doc, len(s.Tools))}
 		for i, t := range s.Tools {
-			d := doc{tool: t, terms: map[string]float64{}, name: strings.ToLower(t.Name), export: strings.ToLower(t.ExportName)}
+			d := doc{tool: t, terms: map[string]float64{}, name: strings.ToLower(t.Name), export: strings.ToLower(t.ExportName),
+				words: " " + strings.Join(words(t.Name), " ") + " "}
 			add := func(text string, w float64) {
 				for _, term := range Terms(text) {
 					d.terms[term] += w
@@ -65,22 +68,11 @@ func (s *Server) searchIndex() *index {
 }
 
 // paramTexts returns the top-level property names of an input schema.
-func paramTexts(schema any) []string {
-	var names []string
-	switch s := schema.(type) {
-	case map[string]any: // as the SDK decodes it
-		props, _ := s["properties"].(map[string]any)
-		for name := range props {
-			names = append(names, name)
-		}
-	case json.RawMessage: // as the server sent it (see upstream)
-		var m map[string]json.RawMessage // exact keys, as the map case
-		json.Unmarshal(s, &m)
-		var props map[string]json.RawMessage
-		json.Unmarshal(m["properties"], &props)
-		for name := range props {
-			names = append(names, name)
-		}
+func paramTexts(s any) []string {
+	props, _ := schema.Keyword(s, "properties").(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	return names
@@ -161,12 +153,12 @@ func searchNames(servers []*Server, query string, limit int) []Hit {
 	if len(ws) == 0 {
 		return nil
 	}
+	q := " " + strings.Join(ws, " ") + " "
 	var hits []Hit
 	for _, s := range servers {
-		for _, t := range s.Tools {
-			name := strings.Join(words(t.Name), " ")
-			if strings.Contains(" "+name+" ", " "+strings.Join(ws, " ")+" ") {
-				hits = append(hits, Hit{Server: s, Tool: t, Score: 1})
+		for _, d := range s.searchIndex().docs {
+			if strings.Contains(d.words, q) {
+				hits = append(hits, Hit{Server: s, Tool: d.tool, Score: 1})
 			}
 		}
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -48,12 +46,8 @@ func (e *env) serve(args []string) int {
 		}
 	}
 	for _, o := range origins {
-		// A browser's Origin is scheme://host[:port] and nothing else; "*"
-		// or a URL with a path would never match, silently.
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Contains(u.Host, "*") ||
-			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
-			return e.usageErr(fmt.Errorf("--allowed-origin %q: an Origin is scheme://host[:port], e.g. https://app.example.com (no wildcard or path)", o))
+		if err := serve.CheckOrigin(o); err != nil {
+			return e.usageErr(err)
 		}
 	}
 	var srv *serve.Server

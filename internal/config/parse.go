@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/naming"
@@ -901,13 +900,8 @@ func isNameRune(r rune) bool {
 // clip shortens a quoted fragment of a value to what locates the mistake:
 // the rest of a header value may be a credential.
 func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
+	if c := diag.Cut(s, 40); len(c) < len(s) {
+		return c + "…"
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s
 }

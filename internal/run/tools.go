@@ -182,6 +182,9 @@ func errIsKind(err error, k upstream.Kind) bool {
 // or nil when the schema does not compile (then the upstream validates).
 type validator struct {
 	v *schema.Validator
+	// object: the tool takes an object, so a call without an argument
+	// sends {} (MCP servers expect one, even empty).
+	object bool
 }
 
 func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMessage) (any, *diag.Error) {
@@ -198,7 +201,7 @@ func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMess
 		if err != nil {
 			v.r.opts.Logger.Warn("tool input schema does not compile; calls go unvalidated", "server", s.ID, "tool", t.Name, "err", err)
 		}
-		return validator{sv}
+		return validator{sv, isObjectSchema(t.Tool.InputSchema)}
 	}).(validator)
 	if c.v != nil {
 		if viol := c.v.Validate(val); viol != nil {
@@ -228,8 +231,7 @@ func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMess
 			return nil, &diag.Error{Class: diag.SchemaValidationError, Message: msg, Hint: hint, Fields: fields}
 		}
 	}
-	if val == nil && isObjectSchema(t.Tool.InputSchema) {
-		// No argument: MCP servers expect an object, even an empty one.
+	if val == nil && c.object {
 		return json.RawMessage("{}"), nil
 	}
 	if _, ok := val.(map[string]any); ok {
@@ -246,15 +248,7 @@ func pointerOrRoot(p string) string {
 }
 
 func isObjectSchema(s any) bool {
-	var t any
-	switch s := s.(type) {
-	case map[string]any: // as the SDK decodes it
-		t = s["type"]
-	case json.RawMessage: // as the server sent it (see upstream)
-		var m map[string]any // exact keys, as the map case
-		json.Unmarshal(s, &m)
-		t = m["type"]
-	}
+	t := schema.Keyword(s, "type")
 	return t == nil || t == "object" // absent: MCP's default input is an object
 }
 

@@ -128,6 +128,18 @@ func decodeSchema(schema any) (any, error) {
 	return decodeJSON(b)
 }
 
+// Keyword returns the value of a top-level keyword of a tool schema as the
+// SDK or an upstream hands it over (a Go map, or the JSON itself), or nil
+// when the schema has no such keyword or is not an object.
+func Keyword(schema any, name string) any {
+	doc, err := decodeSchema(schema)
+	m, _ := doc.(map[string]any)
+	if err != nil || m == nil {
+		return nil
+	}
+	return m[name]
+}
+
 // plainJSON reports whether v holds only the types json.Unmarshal produces.
 func plainJSON(v any) bool {
 	switch v := v.(type) {

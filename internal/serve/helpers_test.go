@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
@@ -152,6 +154,60 @@ func writeConfig(t testing.TB, servers upstreams, settings map[string]any) strin
 // Subprocesses
 
 // syncBuffer collects a subprocess's output for failure messages.
+// stdioGateway is `codemode serve` over stdio in a process the test owns,
+// so that it can write raw lines to it and signal it.
+type stdioGateway struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  *syncBuffer
+	exited  chan struct{} // closed once the process has exited
+	waitErr error         // how it exited; valid after exited
+}
+
+// startStdio starts `codemode serve args...`; the process is killed at the
+// end of the test if it is still running.
+func startStdio(t *testing.T, args ...string) *stdioGateway {
+	t.Helper()
+	g := &stdioGateway{stderr: &syncBuffer{}, exited: make(chan struct{})}
+	g.cmd = exec.Command(codemodeBin(t), append([]string{"serve"}, args...)...)
+	g.cmd.Env = baseEnv()
+	g.cmd.Dir = t.TempDir()
+	g.cmd.Stderr = g.stderr
+	var err error
+	if g.stdin, err = g.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if g.stdout, err = g.cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g.cmd.WaitDelay = 2 * time.Second
+	go func() { g.waitErr = g.cmd.Wait(); close(g.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-g.exited:
+		default:
+			g.cmd.Process.Kill()
+			<-g.exited
+		}
+	})
+	return g
+}
+
+// connect connects the Go SDK's client to the gateway.
+func (g *stdioGateway) connect(t *testing.T, ctx context.Context) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: g.stdout, Writer: g.stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, g.stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -45,6 +45,19 @@ func CheckListen(addr, token string) error {
 	return fmt.Errorf("%w: %q is reachable from other machines; set --auth-token (or CODEMODE_AUTH_TOKEN), or listen on 127.0.0.1", ErrTokenRequired, addr)
 }
 
+// CheckOrigin refuses an HTTPOptions.AllowedOrigins entry that no browser
+// Origin could ever match: an Origin is scheme://host[:port] and nothing
+// else, so "*", a wildcard host or a path would be accepted and never
+// match. A trailing slash is tolerated, as the check does.
+func CheckOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Contains(u.Host, "*") ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("--allowed-origin %q: an Origin is scheme://host[:port], e.g. https://app.example.com (no wildcard or path)", o)
+	}
+	return nil
+}
+
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true

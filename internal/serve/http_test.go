@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -354,42 +353,11 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil)
-	cmd := exec.Command(codemodeBin(t), "serve", "--config", cfg, "--grace", "30s")
-	cmd.Env = baseEnv()
-	cmd.Dir = t.TempDir()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.WaitDelay = 2 * time.Second
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
+	g := startStdio(t, "--config", cfg, "--grace", "30s")
+	stderr := g.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
+	cs := g.connect(t, ctx)
 	type result struct {
 		res *mcp.CallToolResult
 		err error
@@ -400,7 +368,7 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 		slow <- result{r, err}
 	}()
 	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -422,9 +390,9 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 	}
 	// The process exits on its own, with status 0.
 	select {
-	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("exit: %v, want status 0; stderr:\n%s", waitErr, tail(stderr.String(), 3000))
+	case <-g.exited:
+		if g.waitErr != nil {
+			t.Fatalf("exit: %v, want status 0; stderr:\n%s", g.waitErr, tail(stderr.String(), 3000))
 		}
 		// A requested shutdown is not an error.
 		if strings.Contains(stderr.String(), "level=ERROR") {
@@ -442,40 +410,11 @@ func TestSIGTERMGraceEndsStdioRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil)
-	cmd := exec.Command(codemodeBin(t), "serve", "--config", cfg, "--grace", "1s")
-	cmd.Env = baseEnv()
-	cmd.Dir = t.TempDir()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.WaitDelay = 2 * time.Second
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
+	g := startStdio(t, "--config", cfg, "--grace", "1s")
+	stderr := g.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
+	cs := g.connect(t, ctx)
 	type result struct {
 		res *mcp.CallToolResult
 		err error
@@ -490,11 +429,11 @@ await new Promise((r) => setTimeout(r, 120000));`, filepath.Join(dir, "started")
 	}()
 	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
 	signalled := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-exited:
+	case <-g.exited:
 	case <-time.After(15 * time.Second):
 		t.Fatalf("codemode still runs %v after SIGTERM with --grace 1s; stderr:\n%s", time.Since(signalled), tail(stderr.String(), 2000))
 	}

@@ -9,10 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
 )
 
 // The SDK's stdio connection ends the session at the first line that is not
@@ -165,13 +166,9 @@ func (g *stdinGuard) reject(id json.RawMessage, code int64, message, fix string)
 
 // quote shows the start of a bad line, cut at a character boundary.
 func quote(b []byte) string {
-	const max = 80
-	if len(b) <= max {
-		return fmt.Sprintf("%q", b)
+	s := diag.Cut(string(b), 80)
+	if len(s) < len(b) {
+		return fmt.Sprintf("%q…", s)
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q…", b[:cut])
+	return fmt.Sprintf("%q", s)
 }

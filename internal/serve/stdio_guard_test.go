@@ -3,7 +3,6 @@ package serve_test
 import (
 	"bufio"
 	"encoding/json"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -15,17 +14,8 @@ import (
 // flight keeps its answer. The SDK alone ends the session at such a line.
 func TestStdioSurvivesMalformedLines(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(codemodeBin(t), "serve", "--config", minimalConfig(t))
-	cmd.Env = baseEnv()
-	cmd.Dir = t.TempDir()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	g := startStdio(t, "--config", minimalConfig(t))
+	stdin, stdout, stderr := g.stdin, g.stdout, g.stderr
 	lines := []string{
 		// A byte order mark first, and trailing blanks, which the SDK's
 		// reader alone refuses.
@@ -50,7 +40,7 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	var errs []int
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	deadline := time.AfterFunc(60*time.Second, func() { g.cmd.Process.Kill() })
 	defer deadline.Stop()
 	for (got["1"] == nil || got["2"] == nil || got["4"] == nil || got["5"] == nil) && sc.Scan() {
 		var m struct {

@@ -148,20 +148,25 @@ func (l *rawLists) receivedJSON(data []byte) {
 // event stream, which is tapped whole; Streamable HTTP answers each POST in
 // its response.
 
+// maxListRequest bounds the body of a request sentHTTP looks into.
+const maxListRequest = 4 << 10
+
 // sentHTTP records a tools/list request in req's body, and reports whether
 // there was one.
 func (l *rawLists) sentHTTP(req *http.Request) bool {
-	if req.Method != http.MethodPost || req.GetBody == nil {
+	// A tools/list request is small (its only parameter is a cursor), and
+	// most POSTs are tool calls, whose arguments may be large: they cost
+	// one bounded read and no decode.
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength > maxListRequest {
 		return false
 	}
 	body, err := req.GetBody()
 	if err != nil {
 		return false
 	}
-	data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(body, maxListRequest+1))
 	body.Close()
-	// Most POSTs are tool calls: spare them a decode.
-	if err != nil || !bytes.Contains(data, []byte(`"tools/list"`)) {
+	if err != nil || len(data) > maxListRequest || !bytes.Contains(data, []byte(`"tools/list"`)) {
 		return false
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
