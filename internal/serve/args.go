@@ -1,47 +1,11 @@
 package serve
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/codemode-mcp/codemode/internal/schema"
 )
-
-// checked validates a call's arguments against the tool's inputSchema
-// before h sees them: the SDK leaves that to the handlers of tools
-// registered with a raw schema, and a handler that decodes leniently would
-// take {startLine: 0} or {} for what they are not. A violation is a tool
-// error that names the argument, says what it must be, and shows the shape
-// of a good call (usage).
-//
-// The run tool is not wrapped: it checks its request itself and answers a
-// bad one with the §3.3 response of an INVALID_REQUEST diagnostic.
-func checked(tool string, inputSchema json.RawMessage, usage string, h mcp.ToolHandler) mcp.ToolHandler {
-	v, err := schema.Compile(inputSchema)
-	if err != nil {
-		// The schemas are this package's constants.
-		panic(fmt.Sprintf("serve: the input schema of %s does not compile: %v", tool, err))
-	}
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var args any
-		if raw := req.Params.Arguments; len(raw) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&args); err != nil {
-				return errorResult(fmt.Sprintf("%s: the arguments are not JSON (%v); call it with %s", tool, err, usage)), nil
-			}
-		}
-		if viol := v.Validate(args); viol != nil {
-			return errorResult(violationText(tool, viol, usage)), nil
-		}
-		return h(ctx, req)
-	}
-}
 
 // violationText is the refusal of a call whose arguments do not match the
 // tool's schema, e.g.

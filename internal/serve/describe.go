@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/config"
 )
@@ -13,10 +12,20 @@ import (
 // globals and deviations (§3.5) and the unwrapping rules (§5.3.2). Every
 // word costs tokens on every turn of every conversation: keep them short.
 
+// instructions are the server's instructions: what codemode is, then what
+// each surface adds (see Instructor).
 func (s *Server) instructions() string {
-	return "codemode runs your JavaScript/TypeScript in a sandbox where the tools of the connected MCP servers are async functions. " +
+	text := "codemode runs your JavaScript/TypeScript in a sandbox where the tools of the connected MCP servers are async functions. " +
 		"Write one script that calls several tools, filters and combines their data, and returns only what you need; " +
 		"the tool descriptions document the API."
+	for _, sf := range s.surfaces {
+		if in, ok := sf.Surface.(Instructor); ok {
+			if extra := in.Instructions(); extra != "" {
+				text += " " + extra
+			}
+		}
+	}
+	return text
 }
 
 // sandboxDoc describes the language and globals, shared by every surface
@@ -43,19 +52,4 @@ func size(n int64) string {
 		return fmt.Sprintf("%dKiB", n>>10)
 	}
 	return fmt.Sprint(n)
-}
-
-// runDescription is the description of the run surface's tool.
-func (s *Server) runDescription(context string) string {
-	var b strings.Builder
-	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions, and get {logs, result, diagnostics, toolTrace}.
-Import a server's tools: import { get_sum } from "@codemode/servers/<serverId>" (characters not allowed in identifiers become "_": get-sum → get_sum; reserved words get "_": export → export_). Top-level await works. Set the result with globalThis.__codemode_result__ = <JSON data> (else null).
-Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name" | "description" | "full").
-`)
-	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
-	b.WriteString(limitsDoc(s.cfg) + "\n")
-	b.WriteString("requestedCapabilities (optional): server ids to connect first; unavailable ones are reported.\n")
-	b.WriteString("Use Promise.all for independent calls. Aggregate and filter in code; log summaries, not dumps.\n")
-	b.WriteString(context)
-	return b.String()
 }

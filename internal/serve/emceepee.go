@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -20,9 +21,9 @@ import (
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
-// emceepee's pair: codemode_search (regex over names and descriptions) and
-// codemode_execute, whose code gets an `mcp` global with the whole protocol
-// minus server management.
+// The emceepee surface: emceepee's pair, codemode_search (regex over names
+// and descriptions) and codemode_execute, whose code gets an `mcp` global
+// with the whole protocol minus server management.
 
 const mcpModule = "@codemode/surface/mcp"
 
@@ -45,45 +46,57 @@ const mcp = freeze({
 Object.defineProperty(globalThis, "mcp", { value: mcp, writable: false, enumerable: false, configurable: false });
 `
 
-var searchSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"regex matched against names and descriptions"},` +
-	`"type":{"type":"string","enum":["tools","resources","prompts","servers","all"],"default":"all"},` +
-	`"server":{"type":"string","description":"regex on server names"},` +
-	`"includeSchemas":{"type":"boolean","default":false}},"required":["query"]}`)
-
-var executeSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"code":{"type":"string","description":"JavaScript function body; return the result"},` +
-	`"timeout":{"type":"number","minimum":1000,"maximum":300000,"default":30000,"description":"ms"}},"required":["code"]}`)
-
-const (
-	searchUsage  = `{"query": "<regex>", "type"?: "tools"|"resources"|"prompts"|"servers"|"all", "server"?: "<regex>", "includeSchemas"?: boolean}`
-	executeUsage = `{"code": "<JavaScript function body>", "timeout"?: <ms, 1000 to 300000>}`
-)
-
-func (s *Server) registerEmceepee(servers []*catalog.Server) {
-	s.addTool(&mcp.Tool{
-		Name:        "codemode_search",
-		Title:       "Search MCP capabilities",
-		Description: "Search tools, resources, prompts and servers of the connected MCP servers by regex over names and descriptions. Servers: " + orNone(serverIDs(servers)) + ".",
-		InputSchema: searchSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "Search capabilities", ReadOnlyHint: true},
-	}, checked("codemode_search", searchSchema, searchUsage, s.handleEmceepeeSearch))
-	s.addTool(&mcp.Tool{
-		Name:  "codemode_execute",
-		Title: "Execute code with the mcp API",
-		Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names. At most ` + strconv.FormatInt(s.runner.Config().DefaultLimits.MaxToolCalls, 10) + ` mcp.* calls per execution (sleep and log excepted).
-Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
-		InputSchema: executeSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
-	}, checked("codemode_execute", executeSchema, executeUsage, s.handleEmceepeeExecute))
+// emceepeeSearchArgs are codemode_search's arguments.
+type emceepeeSearchArgs struct {
+	Query          string `json:"query" jsonschema:"regex matched against names and descriptions"`
+	Type           string `json:"type,omitempty"`
+	Server         string `json:"server,omitempty" jsonschema:"regex on server names"`
+	IncludeSchemas bool   `json:"includeSchemas,omitempty"`
 }
 
-func serverIDs(servers []*catalog.Server) []string {
-	out := make([]string, len(servers))
-	for i, s := range servers {
-		out[i] = s.ID
+// emceepeeExecuteArgs are codemode_execute's arguments.
+type emceepeeExecuteArgs struct {
+	Code    string   `json:"code" jsonschema:"JavaScript function body; return the result"`
+	Timeout *float64 `json:"timeout,omitempty" jsonschema:"ms"`
+}
+
+var (
+	emceepeeSearchInput = newInput[emceepeeSearchArgs](
+		`{"query": "<regex>", "type"?: "tools"|"resources"|"prompts"|"servers"|"all", "server"?: "<regex>", "includeSchemas"?: boolean}`,
+		func(s *jsonschema.Schema) {
+			t := prop(s, "type")
+			t.Enum = []any{"tools", "resources", "prompts", "servers", "all"}
+			t.Default = json.RawMessage(`"all"`)
+			prop(s, "includeSchemas").Default = json.RawMessage(`false`)
+		})
+	emceepeeExecuteInput = newInput[emceepeeExecuteArgs](`{"code": "<JavaScript function body>", "timeout"?: <ms, 1000 to 300000>}`,
+		func(s *jsonschema.Schema) {
+			t := prop(s, "timeout")
+			t.Minimum, t.Maximum = ptr(1000.0), ptr(300000.0)
+			t.Default = json.RawMessage(`30000`)
+		})
+)
+
+type emceepeeSurface struct{ s *Server }
+
+func newEmceepeeSurface(s *Server) Surface { return emceepeeSurface{s} }
+
+func (e emceepeeSurface) Tools(servers []*catalog.Server) []Tool {
+	return []Tool{
+		emceepeeSearchInput.tool(&mcp.Tool{
+			Name:        "codemode_search",
+			Title:       "Search MCP capabilities",
+			Description: "Search tools, resources, prompts and servers of the connected MCP servers by regex over names and descriptions. Servers: " + orNone(serverIDs(servers)) + ".",
+			Annotations: &mcp.ToolAnnotations{Title: "Search capabilities", ReadOnlyHint: true},
+		}, e.search),
+		emceepeeExecuteInput.tool(&mcp.Tool{
+			Name:  "codemode_execute",
+			Title: "Execute code with the mcp API",
+			Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names. At most ` + strconv.FormatInt(e.s.cfg.DefaultLimits.MaxToolCalls, 10) + ` mcp.* calls per execution (sleep and log excepted).
+Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
+			Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
+		}, e.execute),
 	}
-	return out
 }
 
 // pattern compiles an ECMAScript regular expression, case-insensitively,
@@ -130,21 +143,10 @@ type serverStatus struct {
 	Capabilities map[string]bool `json:"capabilities"`
 }
 
-func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Query          string `json:"query"`
-		Type           string `json:"type"`
-		Server         string `json:"server"`
-		IncludeSchemas bool   `json:"includeSchemas"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-		return errorResult("codemode_search: call it with " + searchUsage), nil
-	}
+func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in emceepeeSearchArgs) (*mcp.CallToolResult, error) {
+	s := e.s
 	if in.Type == "" {
-		in.Type = "all"
-	}
-	if !strings.Contains("tools resources prompts servers all", in.Type) {
-		return errorResult(fmt.Sprintf(`unknown type %q: use "tools", "resources", "prompts", "servers" or "all"`, in.Type)), nil
+		in.Type = "all" // the schema's enum admits no other value
 	}
 	q, err := pattern(in.Query)
 	if err != nil {
@@ -205,7 +207,7 @@ func (s *Server) handleEmceepeeSearch(ctx context.Context, req *mcp.CallToolRequ
 	}
 	if want("servers") {
 		var ss []serverStatus
-		for _, st := range s.statuses(ctx, view) {
+		for _, st := range e.statuses(ctx, view) {
 			if matches(sp, st.Name) && matches(q, st.Name) {
 				ss = append(ss, st)
 			}
@@ -226,7 +228,8 @@ func nonNilHits(h []searchHit) []searchHit {
 }
 
 // statuses reports every configured server with its connection state.
-func (s *Server) statuses(ctx context.Context, view *catalog.View) []serverStatus {
+func (e emceepeeSurface) statuses(ctx context.Context, view *catalog.View) []serverStatus {
+	s := e.s
 	servers, failed := s.reachable(ctx, view)
 	byID := map[string]*catalog.Server{}
 	for _, srv := range servers {
@@ -325,34 +328,34 @@ type emceepeeStats struct {
 	MCPCalls   int64 `json:"mcpCalls"`
 }
 
-func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Code    string   `json:"code"`
-		Timeout *float64 `json:"timeout"`
-	}
-	json.Unmarshal(req.Params.Arguments, &in) // checked() has validated it against executeSchema (1000 ≤ timeout ≤ 300000)
+func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in emceepeeExecuteArgs) (*mcp.CallToolResult, error) {
 	timeout := int64(30_000)
 	if in.Timeout != nil {
-		timeout = int64(*in.Timeout)
+		timeout = int64(*in.Timeout) // the schema bounds it: 1000 ≤ timeout ≤ 300000
 	}
 	var calls atomic.Int64
 	ops := func(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error, bool) {
-		if strings.HasPrefix(op, "mcp.") {
-			calls.Add(1)
-			// emceepee bounds every mcp.* call of an execution, not only
-			// callTool (which CallRaw charges itself): a runaway loop of
-			// resource reads is stopped like one of tool calls.
-			if op != "mcp.callTool" {
-				if err := v.Charge(op); err != nil {
-					return nil, err, true
-				}
+		if !strings.HasPrefix(op, "mcp.") {
+			return nil, nil, false
+		}
+		calls.Add(1)
+		// emceepee bounds every mcp.* call of an execution, not only
+		// callTool (which CallRaw charges itself): a runaway loop of
+		// resource reads is stopped like one of tool calls.
+		if op != "mcp.callTool" {
+			if err := v.Charge(op); err != nil {
+				return nil, err, true
 			}
 		}
-		return s.surfaceOps(ctx, v, op, payload)
+		out, err := e.op(ctx, v, op, payload)
+		return out, err, true
+	}
+	modules := func(_ context.Context, _ *run.View, spec string) (string, bool) {
+		return mcpSource, spec == mcpModule
 	}
 	start := time.Now()
-	resp := s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: s.surfaceModules, Ops: ops,
+	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}},
+		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
 			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
 		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}}
@@ -372,124 +375,185 @@ func (s *Server) handleEmceepeeExecute(ctx context.Context, req *mcp.CallToolReq
 	return jsonResult(out), nil
 }
 
-// mcpOp serves the `mcp` global's host operations.
-func (s *Server) mcpOp(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error) {
-	var args []json.RawMessage
-	if err := json.Unmarshal(payload, &args); err != nil {
+// mcpCall is a call of one of the `mcp` global's host operations: its name
+// and its positional arguments.
+type mcpCall struct {
+	op   string
+	args []json.RawMessage
+}
+
+// str is argument i as a string ("" if absent or not a string).
+func (c mcpCall) str(i int) string {
+	var s string
+	if i < len(c.args) {
+		json.Unmarshal(c.args[i], &s)
+	}
+	return s
+}
+
+// arg is argument i as it was passed (nil if absent).
+func (c mcpCall) arg(i int) json.RawMessage {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return nil
+}
+
+// mcpOps are the `mcp` global's host operations, by name. Each returns a
+// value to encode as the operation's result.
+var mcpOps = map[string]func(emceepeeSurface, context.Context, *run.View, mcpCall) (any, error){
+	"mcp.listServers":           emceepeeSurface.listServers,
+	"mcp.callTool":              emceepeeSurface.callTool,
+	"mcp.readResource":          emceepeeSurface.readResource,
+	"mcp.getPrompt":             emceepeeSurface.getPrompt,
+	"mcp.listTools":             listing(emceepeeSurface.tools),
+	"mcp.listResources":         listing(emceepeeSurface.resources),
+	"mcp.listResourceTemplates": listing(emceepeeSurface.resourceTemplates),
+	"mcp.listPrompts":           listing(emceepeeSurface.prompts),
+}
+
+// op serves one of the `mcp` global's host operations.
+func (e emceepeeSurface) op(ctx context.Context, v *run.View, op string, payload json.RawMessage) (json.RawMessage, error) {
+	c := mcpCall{op: op}
+	if err := json.Unmarshal(payload, &c.args); err != nil {
 		return nil, badCall(op, "malformed arguments")
 	}
-	str := func(i int) string {
-		var s string
-		if i < len(args) {
-			json.Unmarshal(args[i], &s)
-		}
-		return s
+	h := mcpOps[op]
+	if h == nil {
+		return nil, badCall(op, "unknown operation")
 	}
-	view := v.Catalog()
-	switch op {
-	case "mcp.listServers":
-		return json.Marshal(s.statuses(ctx, view))
-	case "mcp.callTool":
-		var input json.RawMessage
-		if len(args) > 2 {
-			input = args[2]
-		}
-		_, res, err := v.CallRaw(ctx, str(0), str(1), input)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(res)
-	case "mcp.readResource":
-		if s.mgr == nil {
-			return nil, badCall(op, "resources are not available")
-		}
-		res, err := s.mgr.ReadResource(ctx, str(0), str(1))
-		if err != nil {
-			return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server and uri with listResources()"}
-		}
-		// emceepee's ResourceContent is {contents}; the SDK's result also
-		// carries caching hints (ttlMs, cacheScope) meant for clients.
-		contents := res.Contents
-		if contents == nil {
-			contents = []*mcp.ResourceContents{}
-		}
-		return json.Marshal(map[string]any{"contents": contents})
-	case "mcp.getPrompt":
-		if s.mgr == nil {
-			return nil, badCall(op, "prompts are not available")
-		}
-		var pargs map[string]string
-		if len(args) > 2 {
-			json.Unmarshal(args[2], &pargs)
-		}
-		res, err := s.mgr.GetPrompt(ctx, str(0), str(1), pargs)
-		if err != nil {
-			return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server, name and arguments with listPrompts()"}
-		}
-		return json.Marshal(res)
-	}
-	// The list operations take an optional regex on server names.
-	re, err := pattern(str(0))
+	out, err := h(e, ctx, v, c)
 	if err != nil {
-		return nil, badCall(op, err.Error())
-	}
-	servers, _ := s.reachable(ctx, view)
-	out := []any{}
-	for _, srv := range servers {
-		if !matches(re, srv.ID, srv.Name) {
-			continue
-		}
-		caps := srv.Snapshot.Capabilities
-		switch op {
-		case "mcp.listTools":
-			for _, t := range srv.Tools {
-				out = append(out, map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema})
-			}
-		case "mcp.listResources":
-			if s.mgr != nil && caps != nil && caps.Resources != nil {
-				rs, _ := s.mgr.ListResources(ctx, srv.ID)
-				for _, r := range rs {
-					out = append(out, map[string]any{"server": srv.ID, "uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
-				}
-			}
-		case "mcp.listResourceTemplates":
-			if s.mgr != nil && caps != nil && caps.Resources != nil {
-				rs, _ := s.mgr.ListResourceTemplates(ctx, srv.ID)
-				for _, r := range rs {
-					out = append(out, map[string]any{"server": srv.ID, "uriTemplate": r.URITemplate, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
-				}
-			}
-		case "mcp.listPrompts":
-			if s.mgr != nil && caps != nil && caps.Prompts != nil {
-				ps, _ := s.mgr.ListPrompts(ctx, srv.ID)
-				for _, p := range ps {
-					h := map[string]any{"server": srv.ID, "name": p.Name, "description": p.Description}
-					if len(p.Arguments) > 0 {
-						h["arguments"] = p.Arguments // optional in emceepee's shape: absent, not null
-					}
-					out = append(out, h)
-				}
-			}
-		default:
-			return nil, badCall(op, "unknown operation")
-		}
+		return nil, err
 	}
 	return json.Marshal(out)
 }
 
-func badCall(op, msg string) *diag.Error {
-	return &diag.Error{Class: diag.CodemodeError, Message: strings.TrimPrefix(op, "") + ": " + msg, Hint: "see the codemode_execute description for the mcp API"}
+func (e emceepeeSurface) listServers(ctx context.Context, v *run.View, _ mcpCall) (any, error) {
+	return e.statuses(ctx, v.Catalog()), nil
 }
 
-// jsonResult is a tool result carrying v as structuredContent and as JSON
-// text for clients that show the model only text. The text is not
-// HTML-escaped: a model reads "<b>&", not "\u003cb\u003e\u0026".
-func jsonResult(v any) *mcp.CallToolResult {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "codemode could not encode its result: " + err.Error()}}}
+func (e emceepeeSurface) callTool(ctx context.Context, v *run.View, c mcpCall) (any, error) {
+	_, res, err := v.CallRaw(ctx, c.str(0), c.str(1), c.arg(2))
+	if err != nil {
+		return nil, err
 	}
-	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
+	return res, nil
+}
+
+func (e emceepeeSurface) readResource(ctx context.Context, _ *run.View, c mcpCall) (any, error) {
+	if e.s.mgr == nil {
+		return nil, badCall(c.op, "resources are not available")
+	}
+	res, err := e.s.mgr.ReadResource(ctx, c.str(0), c.str(1))
+	if err != nil {
+		return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server and uri with listResources()"}
+	}
+	// emceepee's ResourceContent is {contents}; the SDK's result also
+	// carries caching hints (ttlMs, cacheScope) meant for clients.
+	contents := res.Contents
+	if contents == nil {
+		contents = []*mcp.ResourceContents{}
+	}
+	return map[string]any{"contents": contents}, nil
+}
+
+func (e emceepeeSurface) getPrompt(ctx context.Context, _ *run.View, c mcpCall) (any, error) {
+	if e.s.mgr == nil {
+		return nil, badCall(c.op, "prompts are not available")
+	}
+	var pargs map[string]string
+	if a := c.arg(2); a != nil {
+		json.Unmarshal(a, &pargs)
+	}
+	res, err := e.s.mgr.GetPrompt(ctx, c.str(0), c.str(1), pargs)
+	if err != nil {
+		return nil, &diag.Error{Class: diag.ToolCallError, Message: err.Error(), Hint: "check the server, name and arguments with listPrompts()"}
+	}
+	return res, nil
+}
+
+// listing serves a list operation: its optional first argument is a regex
+// on server names, and each matching server that can be reached adds what
+// each returns.
+func listing(each func(emceepeeSurface, context.Context, *catalog.Server) []any) func(emceepeeSurface, context.Context, *run.View, mcpCall) (any, error) {
+	return func(e emceepeeSurface, ctx context.Context, v *run.View, c mcpCall) (any, error) {
+		re, err := pattern(c.str(0))
+		if err != nil {
+			return nil, badCall(c.op, err.Error())
+		}
+		servers, _ := e.s.reachable(ctx, v.Catalog())
+		out := []any{}
+		for _, srv := range servers {
+			if matches(re, srv.ID, srv.Name) {
+				out = append(out, each(e, ctx, srv)...)
+			}
+		}
+		return out, nil
+	}
+}
+
+func (e emceepeeSurface) tools(_ context.Context, srv *catalog.Server) []any {
+	var out []any
+	for _, t := range srv.Tools {
+		out = append(out, map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema})
+	}
+	return out
+}
+
+func (e emceepeeSurface) resources(ctx context.Context, srv *catalog.Server) []any {
+	if !e.has(srv, "resources") {
+		return nil
+	}
+	var out []any
+	rs, _ := e.s.mgr.ListResources(ctx, srv.ID)
+	for _, r := range rs {
+		out = append(out, map[string]any{"server": srv.ID, "uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
+	}
+	return out
+}
+
+func (e emceepeeSurface) resourceTemplates(ctx context.Context, srv *catalog.Server) []any {
+	if !e.has(srv, "resources") {
+		return nil
+	}
+	var out []any
+	rs, _ := e.s.mgr.ListResourceTemplates(ctx, srv.ID)
+	for _, r := range rs {
+		out = append(out, map[string]any{"server": srv.ID, "uriTemplate": r.URITemplate, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
+	}
+	return out
+}
+
+func (e emceepeeSurface) prompts(ctx context.Context, srv *catalog.Server) []any {
+	if !e.has(srv, "prompts") {
+		return nil
+	}
+	var out []any
+	ps, _ := e.s.mgr.ListPrompts(ctx, srv.ID)
+	for _, p := range ps {
+		h := map[string]any{"server": srv.ID, "name": p.Name, "description": p.Description}
+		if len(p.Arguments) > 0 {
+			h["arguments"] = p.Arguments // optional in emceepee's shape: absent, not null
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// has reports whether srv can be asked for its resources or prompts: the
+// gateway has a Manager to ask, and the server declared the capability.
+func (e emceepeeSurface) has(srv *catalog.Server, capability string) bool {
+	caps := srv.Snapshot.Capabilities
+	if e.s.mgr == nil || caps == nil {
+		return false
+	}
+	if capability == "resources" {
+		return caps.Resources != nil
+	}
+	return caps.Prompts != nil
+}
+
+func badCall(op, msg string) *diag.Error {
+	return &diag.Error{Class: diag.CodemodeError, Message: strings.TrimPrefix(op, "") + ": " + msg, Hint: "see the codemode_execute description for the mcp API"}
 }

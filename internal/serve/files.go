@@ -2,12 +2,12 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -18,41 +18,53 @@ import (
 	"github.com/codemode-mcp/codemode/internal/typegen"
 )
 
-// Bifrost's three tools: a virtual tree of .d.ts files, a reader with line
-// ranges, and an executor where each server is a global object.
+// The files surface: Bifrost's three tools, a virtual tree of .d.ts files, a
+// reader with line ranges, and an executor where each server is a global
+// object.
 
-var listFilesSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+// readFileArgs are readToolFile's arguments.
+type readFileArgs struct {
+	FileName  string `json:"fileName" jsonschema:"a path from listToolFiles, e.g. servers/github.d.ts"`
+	StartLine int    `json:"startLine,omitempty" jsonschema:"1-based, inclusive"`
+	EndLine   int    `json:"endLine,omitempty" jsonschema:"1-based, inclusive"`
+}
 
-var readFileSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"fileName":{"type":"string","description":"a path from listToolFiles, e.g. servers/github.d.ts"},` +
-	`"startLine":{"type":"integer","minimum":1,"description":"1-based, inclusive"},` +
-	`"endLine":{"type":"integer","minimum":1,"description":"1-based, inclusive"}},"required":["fileName"]}`)
+var (
+	listFilesInput = newInput[struct{}]("{}", nil)
+	readFileInput  = newInput[readFileArgs](`{"fileName": "servers/<id>.d.ts", "startLine"?: n ≥ 1, "endLine"?: n ≥ 1}`,
+		func(s *jsonschema.Schema) {
+			prop(s, "startLine").Minimum = ptr(1.0)
+			prop(s, "endLine").Minimum = ptr(1.0)
+		})
+	executeCodeInput = codeInput("const r = await <server>.<tool>({...}); return r")
+)
 
-const readFileUsage = `{"fileName": "servers/<id>.d.ts", "startLine"?: n ≥ 1, "endLine"?: n ≥ 1}`
+type filesSurface struct{ s *Server }
 
-func (s *Server) registerFiles(servers []*catalog.Server) {
-	s.addTool(&mcp.Tool{
-		Name:        "listToolFiles",
-		Title:       "List tool declaration files",
-		Description: "List the virtual TypeScript declaration files of the connected MCP servers' tools (and codemode.d.ts, the types they share). Read them with readToolFile, then call the tools with executeToolCode.",
-		InputSchema: listFilesSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "List tool files", ReadOnlyHint: true},
-	}, checked("listToolFiles", listFilesSchema, "{}", s.handleListFiles))
-	s.addTool(&mcp.Tool{
-		Name:        "readToolFile",
-		Title:       "Read a tool declaration file",
-		Description: "Read a .d.ts file listed by listToolFiles, whole or from startLine to endLine.",
-		InputSchema: readFileSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "Read tool file", ReadOnlyHint: true},
-	}, checked("readToolFile", readFileSchema, readFileUsage, s.handleReadFile))
-	s.addTool(&mcp.Tool{
-		Name:  "executeToolCode",
-		Title: "Execute TypeScript with tool bindings",
-		Description: "Run TypeScript as the body of an async function (`return` the result) in which each server is a global object named by its id (\"-\" becomes \"_\"): const r = await " + exampleCall(servers) + "; return r;\n" +
-			unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
-		InputSchema: codeSchema,
-		Annotations: &mcp.ToolAnnotations{Title: "Execute tool code", OpenWorldHint: ptr(true)},
-	}, checked("executeToolCode", codeSchema, codeUsage("const r = await <server>.<tool>({...}); return r"), s.handleExecuteCode))
+func newFilesSurface(s *Server) Surface { return filesSurface{s} }
+
+func (f filesSurface) Tools(servers []*catalog.Server) []Tool {
+	return []Tool{
+		listFilesInput.tool(&mcp.Tool{
+			Name:        "listToolFiles",
+			Title:       "List tool declaration files",
+			Description: "List the virtual TypeScript declaration files of the connected MCP servers' tools (and codemode.d.ts, the types they share). Read them with readToolFile, then call the tools with executeToolCode.",
+			Annotations: &mcp.ToolAnnotations{Title: "List tool files", ReadOnlyHint: true},
+		}, f.listFiles),
+		readFileInput.tool(&mcp.Tool{
+			Name:        "readToolFile",
+			Title:       "Read a tool declaration file",
+			Description: "Read a .d.ts file listed by listToolFiles, whole or from startLine to endLine.",
+			Annotations: &mcp.ToolAnnotations{Title: "Read tool file", ReadOnlyHint: true},
+		}, f.readFile),
+		executeCodeInput.tool(&mcp.Tool{
+			Name:  "executeToolCode",
+			Title: "Execute TypeScript with tool bindings",
+			Description: "Run TypeScript as the body of an async function (`return` the result) in which each server is a global object named by its id (\"-\" becomes \"_\"): const r = await " + exampleCall(servers) + "; return r;\n" +
+				unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
+			Annotations: &mcp.ToolAnnotations{Title: "Execute tool code", OpenWorldHint: ptr(true)},
+		}, f.executeCode),
+	}
 }
 
 // stdlibFile is the file of the types every server file refers to
@@ -62,7 +74,8 @@ const stdlibFile = "codemode.d.ts"
 
 // files returns the virtual tree: path → server and tool (both empty for
 // stdlibFile and the tool empty for a server-level file).
-func (s *Server) files(ctx context.Context) (map[string][2]string, []*catalog.Server) {
+func (f filesSurface) files(ctx context.Context) (map[string][2]string, []*catalog.Server) {
+	s := f.s
 	servers, _ := s.cat.View().All(ctx)
 	out := map[string][2]string{stdlibFile: {}}
 	for _, srv := range servers {
@@ -77,8 +90,8 @@ func (s *Server) files(ctx context.Context) (map[string][2]string, []*catalog.Se
 	return out, servers
 }
 
-func (s *Server) handleListFiles(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	files, _ := s.files(ctx)
+func (f filesSurface) listFiles(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
+	files, _ := f.files(ctx)
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		if strings.HasPrefix(p, "servers/") {
@@ -109,16 +122,11 @@ func (s *Server) handleListFiles(ctx context.Context, _ *mcp.CallToolRequest) (*
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(b.String(), "\n")}}}, nil
 }
 
-func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		FileName  string `json:"fileName"`
-		StartLine int    `json:"startLine"`
-		EndLine   int    `json:"endLine"`
+func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in readFileArgs) (*mcp.CallToolResult, error) {
+	if in.FileName == "" {
+		return errorResult("readToolFile: call it with " + readFileInput.usage), nil
 	}
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.FileName == "" {
-		return errorResult("readToolFile: call it with " + readFileUsage), nil
-	}
-	files, servers := s.files(ctx)
+	files, servers := f.files(ctx)
 	name := path.Clean(strings.TrimPrefix(in.FileName, "/"))
 	ref, ok := files[name]
 	if !ok {
@@ -140,7 +148,7 @@ func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (
 	case name == stdlibFile:
 		text = typegen.Stdlib()
 	case ref[1] == "":
-		text = s.decls.get(srv, globalForm).text
+		text = f.s.decls.get(srv, globalForm).text
 	default:
 		t, err := typegen.ToolDecl(Declarations(srv), ref[1], nil)
 		if err != nil {
@@ -162,23 +170,30 @@ func (s *Server) handleReadFile(ctx context.Context, req *mcp.CallToolRequest) (
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines[start-1:end], "\n")}}}, nil
 }
 
-func (s *Server) handleExecuteCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	code := codeArg(req.Params.Arguments)
+func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
 	// Bifrost's form: a function body that returns its result.
-	resp := s.runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: s.surfaceModules, Ops: s.surfaceOps, LimitParams: fixedLimits})
-	s.hintServerKeys(resp)
+	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: f.modules, LimitParams: fixedLimits})
+	f.hintServerKeys(resp)
 	return responseResult(resp, ""), nil
+}
+
+// modules serves the server globals of executeToolCode.
+func (f filesSurface) modules(ctx context.Context, v *run.View, spec string) (string, bool) {
+	if spec == globalsModule {
+		return f.s.globalsSource(ctx, v), true
+	}
+	return "", false
 }
 
 // hintServerKeys turns "x is not defined" into a hint listing the server
 // objects that do exist, since a wrong server name is the usual cause.
-func (s *Server) hintServerKeys(resp *run.Response) {
+func (f filesSurface) hintServerKeys(resp *run.Response) {
 	for i, d := range resp.Diagnostics {
 		if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") {
 			continue
 		}
-		servers, _ := s.cat.View().All(context.Background())
+		servers, _ := f.s.cat.View().All(context.Background())
 		keys := make([]string, len(servers))
 		for j, srv := range servers {
 			keys[j] = typegen.GlobalName(srv.ID)

@@ -5,153 +5,163 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
 )
 
-// runInputSchema is the §3.2 request. limits stays open: unknown limit keys
-// are ignored, not refused (§3.2.4).
-var runInputSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"code":{"type":"string","description":"ES module source, JavaScript or TypeScript"},` +
-	`"limits":{"type":"object","properties":{"timeoutMs":{"type":"integer"},"maxMemoryBytes":{"type":"integer"},"maxLogBytes":{"type":"integer"},"maxToolCalls":{"type":"integer"},"maxResultBytes":{"type":"integer"}}},` +
-	`"requestedCapabilities":{"type":"array","items":{"type":"string"},"description":"server ids"}},` +
-	`"required":["code"]}`)
+// The run surface: codemode-spec §3's single tool (codemode_run unless
+// codemode.runToolName says otherwise), which runs an ES module with every
+// server as a module. Its description carries every server's declarations
+// or, when they do not fit the budget, an index; then a server's
+// declarations come with the first response of a session that uses it
+// (§4.4).
 
-func (s *Server) registerRun(servers []*catalog.Server) {
-	ctx, full := s.context(servers, moduleForm)
-	s.mu.Lock()
-	s.injected[moduleForm] = full
-	s.mu.Unlock()
-	s.addTool(&mcp.Tool{
-		Name:        s.cfg.Serve.RunToolName,
+// runArgs are the run tool's arguments, the §3.2 request. The tool's input
+// schema is generated from them (runInputSchema), and decodeRequest decodes
+// into them.
+type runArgs struct {
+	Code                  string     `json:"code" jsonschema:"ES module source, JavaScript or TypeScript"`
+	Limits                *runLimits `json:"limits,omitempty"`
+	RequestedCapabilities []string   `json:"requestedCapabilities,omitempty" jsonschema:"server ids"`
+}
+
+// runLimits are §3.2.4's limit keys. Unknown keys are ignored, not refused:
+// the generated schema leaves the object open.
+type runLimits struct {
+	TimeoutMs      *limitValue `json:"timeoutMs,omitempty"`
+	MaxMemoryBytes *limitValue `json:"maxMemoryBytes,omitempty"`
+	MaxLogBytes    *limitValue `json:"maxLogBytes,omitempty"`
+	MaxToolCalls   *limitValue `json:"maxToolCalls,omitempty"`
+	MaxResultBytes *limitValue `json:"maxResultBytes,omitempty"`
+}
+
+// config is the request's limits; an absent (or null) key is 0, the
+// default.
+func (l *runLimits) config() config.Limits {
+	if l == nil {
+		return config.Limits{}
+	}
+	return config.Limits{TimeoutMs: l.TimeoutMs.int(), MaxMemoryBytes: l.MaxMemoryBytes.int(), MaxLogBytes: l.MaxLogBytes.int(),
+		MaxToolCalls: l.MaxToolCalls.int(), MaxResultBytes: l.MaxResultBytes.int()}
+}
+
+// limitValue is one limit: an integer in the schema, and, leniently, any
+// non-negative JSON number (truncated) when decoded.
+type limitValue int64
+
+func (v *limitValue) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if f < 0 {
+		return fmt.Errorf("negative limit %v", f)
+	}
+	*v = limitValue(f)
+	return nil
+}
+
+func (v *limitValue) int() int64 {
+	if v == nil {
+		return 0
+	}
+	return int64(*v)
+}
+
+var runInputSchema = inputSchema[runArgs](nil)
+
+// runSurface serves the run tool.
+type runSurface struct {
+	s *Server
+
+	mu        sync.Mutex
+	full      bool                                   // the description carries every declaration
+	delivered map[*mcp.ServerSession]map[string]bool // servers whose declarations a session was sent
+}
+
+func newRunSurface(s *Server) Surface {
+	return &runSurface{s: s, delivered: map[*mcp.ServerSession]map[string]bool{}}
+}
+
+func (r *runSurface) Tools(servers []*catalog.Server) []Tool {
+	ctx, full := r.s.context(servers, moduleForm)
+	r.mu.Lock()
+	r.full = full
+	r.mu.Unlock()
+	return []Tool{{Tool: &mcp.Tool{
+		Name:        r.s.cfg.Serve.RunToolName,
 		Title:       "Run code against MCP tools",
-		Description: s.runDescription(ctx),
+		Description: runDescription(r.s.cfg, ctx),
 		InputSchema: runInputSchema,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)},
-	}, s.handleRun)
+	}, Handler: r.handle}}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// decodeRequest parses a codemode.run request leniently where the spec
-// allows (unknown limit keys) and strictly where it does not (code must be
-// a string). A bad request comes back as a response with an INVALID_REQUEST
-// diagnostic, so the model reads what to fix.
+// decodeRequest decodes a run request into runArgs, leniently where the
+// spec allows (unknown limit keys, null for an absent value) and strictly
+// where it does not (code must be a string). It does not go through the
+// schema validator as the other surfaces' tools do: a bad request comes
+// back as a §3.3 response with an INVALID_REQUEST diagnostic, so the model
+// reads what to fix where it reads every other outcome.
 func decodeRequest(raw json.RawMessage) (run.Request, *diag.Diagnostic) {
-	var req run.Request
-	var probe struct {
-		Code                  json.RawMessage `json:"code"`
-		Limits                json.RawMessage `json:"limits"`
-		RequestedCapabilities json.RawMessage `json:"requestedCapabilities"`
-	}
+	var args runArgs
+	var fields map[string]json.RawMessage
 	bad := func(msg, hint string) (run.Request, *diag.Diagnostic) {
-		return req, &diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest, Message: msg, Hint: hint}
+		return run.Request{}, &diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest, Message: msg, Hint: hint}
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &probe) != nil {
+	if len(raw) == 0 || json.Unmarshal(raw, &fields) != nil {
 		return bad("the arguments must be a JSON object", `call with {"code": "..."}`)
 	}
-	if json.Unmarshal(probe.Code, &req.Code) != nil {
+	if json.Unmarshal(fields["code"], &args.Code) != nil {
 		return bad(`"code" must be a string`, "pass the script's source text as a string")
 	}
-	if len(probe.Limits) > 0 && !bytes.Equal(probe.Limits, []byte("null")) {
+	if l := fields["limits"]; len(l) > 0 && !bytes.Equal(l, []byte("null")) {
 		var limits map[string]json.RawMessage
-		if json.Unmarshal(probe.Limits, &limits) != nil {
+		if json.Unmarshal(l, &limits) != nil {
 			return bad(`"limits" must be an object`, `e.g. {"timeoutMs": 10000}`)
 		}
-		for _, k := range []struct {
-			key string
-			dst *int64
-		}{{"timeoutMs", &req.Limits.TimeoutMs}, {"maxMemoryBytes", &req.Limits.MaxMemoryBytes}, {"maxLogBytes", &req.Limits.MaxLogBytes},
-			{"maxToolCalls", &req.Limits.MaxToolCalls}, {"maxResultBytes", &req.Limits.MaxResultBytes}} {
-			v, ok := limits[k.key]
+		args.Limits = &runLimits{}
+		lv := reflect.ValueOf(args.Limits).Elem()
+		for i := range lv.NumField() {
+			key, _, _ := strings.Cut(lv.Type().Field(i).Tag.Get("json"), ",")
+			v, ok := limits[key]
 			if !ok {
 				continue
 			}
-			var f float64
-			if json.Unmarshal(v, &f) != nil || f < 0 {
-				return bad(fmt.Sprintf("limits.%s must be a positive number", k.key), "use an integer, or leave it out for the default")
+			if json.Unmarshal(v, lv.Field(i).Addr().Interface()) != nil {
+				return bad(fmt.Sprintf("limits.%s must be a positive number", key), "use an integer, or leave it out for the default")
 			}
-			*k.dst = int64(f)
 		}
 	}
-	if len(probe.RequestedCapabilities) > 0 && !bytes.Equal(probe.RequestedCapabilities, []byte("null")) {
-		if json.Unmarshal(probe.RequestedCapabilities, &req.RequestedCapabilities) != nil {
+	if c := fields["requestedCapabilities"]; len(c) > 0 && !bytes.Equal(c, []byte("null")) {
+		if json.Unmarshal(c, &args.RequestedCapabilities) != nil {
 			return bad(`"requestedCapabilities" must be an array of server ids`, `e.g. ["github"]`)
 		}
 	}
-	return req, nil
+	return run.Request{Code: args.Code, Limits: args.Limits.config(), RequestedCapabilities: args.RequestedCapabilities}, nil
 }
 
-func (s *Server) handleRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	r, bad := decodeRequest(req.Params.Arguments)
+func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rq, bad := decodeRequest(req.Params.Arguments)
 	if bad != nil {
 		resp := &run.Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{*bad}, ToolTrace: []run.TraceEntry{}}
 		res := responseResult(resp, "")
 		res.IsError = true
 		return res, nil
 	}
-	resp := s.runner.Run(ctx, r)
-	return responseResult(resp, s.deferredDeclarations(req, resp.ServersUsed(), moduleForm)), nil
-}
-
-// responseResult wraps a §3.3 response as a tool result: the response as
-// structuredContent and a compact text rendering of it. A failed script is
-// not a failed call (§3.3.4): isError stays false.
-func responseResult(resp *run.Response, extra string) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{StructuredContent: resp, Content: []mcp.Content{&mcp.TextContent{Text: Render(resp)}}}
-	if extra != "" {
-		res.Content = append(res.Content, &mcp.TextContent{Text: extra})
-	}
-	return res
-}
-
-// Render is the compact text form of a response, for clients that show the
-// model only text content.
-func Render(resp *run.Response) string {
-	var b strings.Builder
-	b.WriteString("result: ")
-	b.Write(resp.Result)
-	b.WriteByte('\n')
-	for _, d := range resp.Diagnostics {
-		fmt.Fprintf(&b, "%s %s", d.Severity, d.Code)
-		if d.ErrorClass != "" {
-			fmt.Fprintf(&b, " (%s)", d.ErrorClass)
-		}
-		if d.Path != "" {
-			fmt.Fprintf(&b, " at %s", d.Path)
-		}
-		fmt.Fprintf(&b, ": %s", d.Message)
-		if d.Hint != "" {
-			fmt.Fprintf(&b, "\n  hint: %s", d.Hint)
-		}
-		b.WriteByte('\n')
-	}
-	if len(resp.Logs) > 0 {
-		b.WriteString("logs:\n")
-		for _, l := range resp.Logs {
-			fmt.Fprintf(&b, "  [%s %dms] %s\n", l.Level, l.TimeMs, l.Message)
-		}
-	}
-	if len(resp.ToolTrace) > 0 {
-		b.WriteString("tool calls:")
-		for i, t := range resp.ToolTrace {
-			if i > 0 {
-				b.WriteByte(';')
-			}
-			fmt.Fprintf(&b, " %s/%s %dms", t.ServerID, t.ToolName, t.DurationMs)
-			if !t.OK {
-				b.WriteString(" failed")
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return strings.TrimRight(b.String(), "\n")
+	resp := r.s.runner.Run(ctx, rq)
+	return responseResult(resp, r.deferredDeclarations(req, resp.ServersUsed())), nil
 }
 
 // deferredDeclarations returns the declarations of the servers a response
@@ -161,10 +171,11 @@ func Render(resp *run.Response) string {
 // session's life. Under stateless HTTP every request is a session of its
 // own, so every response carries the declarations of the servers it used:
 // §4.4 allows deferring them to the first import, not skipping them.
-func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f form) string {
-	s.mu.Lock()
-	full := s.injected[f]
-	s.mu.Unlock()
+func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []string) string {
+	s := r.s
+	r.mu.Lock()
+	full := r.full
+	r.mu.Unlock()
 	if full || len(used) == 0 {
 		return ""
 	}
@@ -172,18 +183,18 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f
 	if s.stateless.Load() || req == nil || req.Session == nil {
 		fresh = used
 	} else {
-		s.mu.Lock()
+		r.mu.Lock()
 		session := req.Session
-		seen := s.delivered[session]
+		seen := r.delivered[session]
 		if seen == nil {
 			seen = map[string]bool{}
-			s.delivered[session] = seen
+			r.delivered[session] = seen
 			// Forget the session when it ends.
 			go func() {
 				session.Wait()
-				s.mu.Lock()
-				delete(s.delivered, session)
-				s.mu.Unlock()
+				r.mu.Lock()
+				delete(r.delivered, session)
+				r.mu.Unlock()
 			}()
 		}
 		for _, id := range used {
@@ -192,13 +203,13 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f
 				seen[id] = true
 			}
 		}
-		s.mu.Unlock()
+		r.mu.Unlock()
 	}
 	var b strings.Builder
 	view := s.cat.View()
 	for _, id := range fresh {
 		if srv, err := view.Server(context.Background(), id); err == nil {
-			b.WriteString(s.decls.get(srv, f).text)
+			b.WriteString(s.decls.get(srv, moduleForm).text)
 		}
 	}
 	if b.Len() == 0 {
@@ -209,4 +220,19 @@ func (s *Server) deferredDeclarations(req *mcp.CallToolRequest, used []string, f
 		once = ""
 	}
 	return "TypeScript declarations of the servers this script used" + once + ". " + declTypes + b.String()
+}
+
+// runDescription is the description of the run surface's tool.
+func runDescription(cfg *config.Config, context string) string {
+	var b strings.Builder
+	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions, and get {logs, result, diagnostics, toolTrace}.
+Import a server's tools: import { get_sum } from "@codemode/servers/<serverId>" (characters not allowed in identifiers become "_": get-sum → get_sum; reserved words get "_": export → export_). Top-level await works. Set the result with globalThis.__codemode_result__ = <JSON data> (else null).
+Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name" | "description" | "full").
+`)
+	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
+	b.WriteString(limitsDoc(cfg) + "\n")
+	b.WriteString("requestedCapabilities (optional): server ids to connect first; unavailable ones are reported.\n")
+	b.WriteString("Use Promise.all for independent calls. Aggregate and filter in code; log summaries, not dumps.\n")
+	b.WriteString(context)
+	return b.String()
 }

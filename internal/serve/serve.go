@@ -10,6 +10,13 @@
 // call runs in its own fresh sandbox through a run.Runner; concurrent calls
 // are isolated and run in parallel.
 //
+// Each surface is a [Surface] in a file of its own (run_tool.go,
+// search_execute.go, files.go, emceepee.go); surface.go says how to add
+// one. The Server (this file) hosts them: registration, warm-up, refresh on
+// upstream changes, graceful shutdown. A tool's input schema is generated
+// from the Go type its handler decodes, and testdata/golden pins every
+// surface's wire format.
+//
 // What the model reads is built here: the tool descriptions document what
 // §3.2.1, §3.2.3, §3.2.4, §3.5 and §5.3.2 require a host to document, and
 // (§4.4) carry either every server's TypeScript declarations, when they fit
@@ -66,11 +73,13 @@ type Server struct {
 	refreshMu sync.Mutex // serialises refreshes
 	refreshQ  chan struct{}
 
-	mu        sync.Mutex
-	tools     map[string]string                      // tool name → description last registered
-	delivered map[*mcp.ServerSession]map[string]bool // servers whose declarations a session was sent
-	injected  map[form]bool                          // whether a description carries every declaration
-	replies   *replyTracker                          // over stdio: calls read and not yet answered
+	// surfaces are the configured surfaces, in codemode.surfaces order.
+	surfaces []*mounted
+	regMu    sync.Mutex // serialises registrations
+
+	mu      sync.Mutex
+	tools   map[string]string // tool name → JSON of the definition last registered
+	replies *replyTracker     // over stdio: calls read and not yet answered
 
 	// inflight counts tool calls being served, for graceful shutdown;
 	// draining refuses new ones.
@@ -91,16 +100,14 @@ type Server struct {
 // that surface is off.
 func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	s := &Server{
-		runner:    runner,
-		mgr:       mgr,
-		cfg:       runner.Config(),
-		cat:       runner.Catalog(),
-		warm:      make(chan struct{}),
-		refreshQ:  make(chan struct{}, 1),
-		tools:     map[string]string{},
-		delivered: map[*mcp.ServerSession]map[string]bool{},
-		injected:  map[form]bool{},
-		decls:     newDeclCache(),
+		runner:   runner,
+		mgr:      mgr,
+		cfg:      runner.Config(),
+		cat:      runner.Catalog(),
+		warm:     make(chan struct{}),
+		refreshQ: make(chan struct{}, 1),
+		tools:    map[string]string{},
+		decls:    newDeclCache(),
 	}
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	if opts != nil {
@@ -116,6 +123,16 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		s.opts.Version = "dev"
 	}
 	s.log = s.opts.Logger
+	for _, name := range s.cfg.Serve.Surfaces {
+		kind := surfaceKinds[name]
+		if kind == nil {
+			// The config refuses unknown surfaces; a Config built in code
+			// may still name one.
+			s.log.Error("unknown surface; it is not served", "surface", name)
+			continue
+		}
+		s.surfaces = append(s.surfaces, &mounted{name: name, Surface: kind(s)})
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: s.instructions(),
@@ -207,18 +224,6 @@ func (s *Server) waitForWarmup(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// addTool registers or replaces a tool if its description changed.
-func (s *Server) addTool(t *mcp.Tool, h mcp.ToolHandler) {
-	s.mu.Lock()
-	prev, seen := s.tools[t.Name]
-	s.tools[t.Name] = t.Description
-	s.mu.Unlock()
-	if seen && prev == t.Description {
-		return
-	}
-	s.mcp.AddTool(t, s.track(h))
-}
-
 // track counts in-flight calls for graceful shutdown.
 func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -294,23 +299,6 @@ func (s *Server) Drain(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// register (re)registers every tool of the configured surfaces for the
-// servers known so far.
-func (s *Server) register(servers []*catalog.Server) {
-	for _, surface := range s.cfg.Serve.Surfaces {
-		switch surface {
-		case "run":
-			s.registerRun(servers)
-		case "search-execute":
-			s.registerSearchExecute(servers)
-		case "files":
-			s.registerFiles(servers)
-		case "emceepee":
-			s.registerEmceepee(servers)
-		}
 	}
 }
 

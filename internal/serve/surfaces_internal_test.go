@@ -1,8 +1,13 @@
 package serve
 
 import (
+	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -29,4 +34,47 @@ func TestSurfaceToolsMatchConfig(t *testing.T) {
 		}
 		m.Close()
 	}
+}
+
+// Every surface the config accepts has a constructor, and every
+// constructor a name the config accepts.
+func TestSurfaceKindsMatchConfig(t *testing.T) {
+	if got, want := slices.Sorted(maps.Keys(surfaceKinds)), slices.Sorted(slices.Values(config.KnownSurfaces)); !slices.Equal(got, want) {
+		t.Errorf("serve.surfaceKinds has %q; config.KnownSurfaces has %q: add the surface to both", got, want)
+	}
+}
+
+// The run tool's limits are config.Limits, key for key: a limit added to
+// one and not the other would be silently ignored, or missing from the
+// schema.
+func TestRunLimitsMatchConfig(t *testing.T) {
+	keys := func(t reflect.Type) []string {
+		var out []string
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+		return slices.Sorted(slices.Values(out))
+	}
+	if got, want := keys(reflect.TypeFor[runLimits]()), keys(reflect.TypeFor[config.Limits]()); !slices.Equal(got, want) {
+		t.Errorf("runLimits has %q; config.Limits has %q", got, want)
+	}
+	in := `{"code": "x", "limits": {"timeoutMs": 1, "maxMemoryBytes": 2, "maxLogBytes": 3, "maxToolCalls": 4, "maxResultBytes": 5.9, "other": "ignored"}}`
+	req, bad := decodeRequest([]byte(in))
+	if bad != nil {
+		t.Fatal(bad.Message)
+	}
+	if want := (config.Limits{TimeoutMs: 1, MaxMemoryBytes: 2, MaxLogBytes: 3, MaxToolCalls: 4, MaxResultBytes: 5}); req.Limits != want {
+		t.Errorf("limits decoded as %+v, want %+v", req.Limits, want)
+	}
+}
+
+// An amendment of a property the type does not have fails at once.
+func TestPropOfAMissingPropertyPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `"nope"`) {
+			t.Errorf("prop of a missing property: recovered %v, want a panic naming it", r)
+		}
+	}()
+	inputSchema[codeArgs](func(s *jsonschema.Schema) { prop(s, "nope") })
 }

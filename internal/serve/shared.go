@@ -1,0 +1,224 @@
+package serve
+
+// What several surfaces share: the results they answer with, the `{code}`
+// input, and the module of per-server global objects that the execute tools
+// of search-execute and files (and any surface whose code calls servers by
+// name) import as a prelude.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/schema"
+	"github.com/codemode-mcp/codemode/internal/typegen"
+)
+
+// codeArgs are the arguments of the tools that take only code.
+type codeArgs struct {
+	Code string `json:"code"`
+}
+
+// codeInput is the input of a tool that takes only code; example is what
+// its code looks like, for refusals.
+func codeInput(example string) *input[codeArgs] {
+	return newInput[codeArgs](`{"code": "`+example+`"}`, nil)
+}
+
+// fixedLimits is run.Extra.LimitParams for tools whose limits the caller
+// cannot change: no hint suggests raising one.
+var fixedLimits = map[string]string{}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// responseResult wraps a §3.3 response as a tool result: the response as
+// structuredContent and a compact text rendering of it. A failed script is
+// not a failed call (§3.3.4): isError stays false.
+func responseResult(resp *run.Response, extra string) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{StructuredContent: resp, Content: []mcp.Content{&mcp.TextContent{Text: Render(resp)}}}
+	if extra != "" {
+		res.Content = append(res.Content, &mcp.TextContent{Text: extra})
+	}
+	return res
+}
+
+// Render is the compact text form of a response, for clients that show the
+// model only text content.
+func Render(resp *run.Response) string {
+	var b strings.Builder
+	b.WriteString("result: ")
+	b.Write(resp.Result)
+	b.WriteByte('\n')
+	for _, d := range resp.Diagnostics {
+		fmt.Fprintf(&b, "%s %s", d.Severity, d.Code)
+		if d.ErrorClass != "" {
+			fmt.Fprintf(&b, " (%s)", d.ErrorClass)
+		}
+		if d.Path != "" {
+			fmt.Fprintf(&b, " at %s", d.Path)
+		}
+		fmt.Fprintf(&b, ": %s", d.Message)
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "\n  hint: %s", d.Hint)
+		}
+		b.WriteByte('\n')
+	}
+	if len(resp.Logs) > 0 {
+		b.WriteString("logs:\n")
+		for _, l := range resp.Logs {
+			fmt.Fprintf(&b, "  [%s %dms] %s\n", l.Level, l.TimeMs, l.Message)
+		}
+	}
+	if len(resp.ToolTrace) > 0 {
+		b.WriteString("tool calls:")
+		for i, t := range resp.ToolTrace {
+			if i > 0 {
+				b.WriteByte(';')
+			}
+			fmt.Fprintf(&b, " %s/%s %dms", t.ServerID, t.ToolName, t.DurationMs)
+			if !t.OK {
+				b.WriteString(" failed")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// jsonResult is a tool result carrying v as structuredContent and as JSON
+// text for clients that show the model only text. The text is not
+// HTML-escaped: a model reads "<b>&", not "\u003cb\u003e\u0026".
+func jsonResult(v any) *mcp.CallToolResult {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "codemode could not encode its result: " + err.Error()}}}
+	}
+	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
+}
+
+// exampleCall is a call of a connected server's tool as its global object
+// names it, for the examples of the descriptions: a model copies examples,
+// and one that names a server that is not there costs it a failed run. It
+// prefers a read-only tool whose smallest valid input is short; failing
+// that, the first tool, its input elided. Without any tool it is a
+// placeholder that reads as one.
+func exampleCall(servers []*catalog.Server) string {
+	var first *catalog.Server
+	for _, srv := range servers {
+		if len(srv.Tools) > 0 {
+			first = srv
+			break
+		}
+	}
+	if first == nil {
+		return "<serverId>.<tool>({ ... })"
+	}
+	name := typegen.GlobalName(first.ID) + "."
+	tools := first.Tools[:min(len(first.Tools), 20)]
+	for _, readOnly := range []bool{true, false} {
+		for _, t := range tools {
+			if readOnly && (t.Tool.Annotations == nil || !t.Tool.Annotations.ReadOnlyHint) {
+				continue
+			}
+			b, err := json.Marshal(schema.Example(t.Tool.InputSchema))
+			if err == nil && len(b) <= 40 && !bytes.Equal(b, []byte("null")) {
+				return name + t.ExportName + "(" + string(b) + ")"
+			}
+		}
+	}
+	return name + first.Tools[0].ExportName + "({ ... })"
+}
+
+func orNone(ids []string) string {
+	if len(ids) == 0 {
+		return "none connected"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func serverIDs(servers []*catalog.Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// globalsModule defines one global object per configured server (see
+// globalsSource); a surface imports it as a prelude.
+const globalsModule = "@codemode/surface/globals"
+
+// globalsSource defines one global object per configured server. A
+// connected server's object is its module namespace (frozen, listing its
+// tools) behind a proxy that turns other names into calls that fail with
+// ToolNotFoundError. A server that cannot be reached gets an object whose
+// every tool rejects with the reason (ServerNotFoundError, or
+// AuthenticationError): a script that uses it learns why, and one that
+// does not is not told about it.
+func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
+	servers, failed := s.reachable(ctx, v.Catalog())
+	var b strings.Builder
+	b.WriteString(`import { bindTools, freeze } from "@codemode/internal";
+const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+// route binds a name the way a server module binds a tool, through the same
+// host operation: a name that is no tool throws ToolNotFoundError listing
+// the tools there are (rather than "not a function"), and a server that is
+// down throws why, or works if it is back.
+const route = (op, name) => bindTools([op + name], [name])[0];
+// Names asked of any object by the language and by common idioms; they stay
+// undefined instead of turning into tool calls.
+const inert = { __proto__: null, then: 1, toJSON: 1, toString: 1, valueOf: 1, constructor: 1 };
+const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
+  get: (_, name) => typeof name !== "string" || name in inert ? undefined : route(op, name),
+});
+const server = (op, ns) => new Proxy(ns, {
+  get: (t, name) => typeof name !== "string" || name in t || name in inert ? t[name] : route(op, name),
+});
+`)
+	for i, srv := range servers {
+		fmt.Fprintf(&b, "import * as s%d from %q;\n", i, run.ServerModulePrefix+srv.ID)
+	}
+	for i, srv := range servers {
+		fmt.Fprintf(&b, "define(%q, server(%q, s%d));\n", typegen.GlobalName(srv.ID), run.ToolOp(srv.ID, ""), i)
+	}
+	for _, id := range v.Catalog().IDs() {
+		if _, down := failed[id]; down {
+			fmt.Fprintf(&b, "define(%q, unreachable(%q));\n", typegen.GlobalName(id), run.ToolOp(id, ""))
+		}
+	}
+	return b.String()
+}
+
+// reachable returns the servers a run can use, in configuration order, and
+// why the others cannot be used. The servers come from the run's view, so
+// that the run sees one state of each (§8.2); which ones are down is asked
+// of a view of its own first, because a run's view remembers every server
+// that failed it and the run then warns about it (UPSTREAM_UNAVAILABLE):
+// listing servers, or giving each a global object, is not using them, and a
+// script that never touches a broken server must not hear about it.
+func (s *Server) reachable(ctx context.Context, v *catalog.View) ([]*catalog.Server, map[string]error) {
+	_, failed := s.cat.View().All(ctx)
+	var out []*catalog.Server
+	for _, id := range v.IDs() {
+		if _, down := failed[id]; down {
+			continue
+		}
+		srv, err := v.Server(ctx, id)
+		if err != nil {
+			failed[id] = err
+			continue
+		}
+		out = append(out, srv)
+	}
+	return out, failed
+}
