@@ -1124,7 +1124,7 @@ globalThis.__codemode_result__ = { sum: (await Promise.all([ping(1), ping(2)])).
 	}
 }
 
-// TestTrackerInstalled guards the reflect+unsafe access of internals.go: if
+// TestTrackerInstalled guards the engine access of internal/engine: if
 // an upgrade of modernc.org/quickjs moves the fields it reads, unhandled
 // rejections would silently stop being reported.
 func TestTrackerInstalled(t *testing.T) {
@@ -1137,6 +1137,6 @@ func TestTrackerInstalled(t *testing.T) {
 	}
 	defer v.close()
 	if v.in == nil {
-		t.Fatal("the promise rejection tracker is not installed: engineHandles no longer finds the engine's fields")
+		t.Fatal("the promise rejection tracker is not installed: engine.Attach no longer finds the engine's fields")
 	}
 }

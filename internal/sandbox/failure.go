@@ -79,7 +79,7 @@ func (r *run) canceled() {
 // cancellation, or (for errDeadline) a deadline seen before entering.
 func (r *run) interrupted() {
 	if r.vm != nil && r.vm.memoryExhausted() {
-		r.outOfMemory() // memlimit.go interrupted it
+		r.outOfMemory() // internals.go onExhausted interrupted it
 		return
 	}
 	if r.ctx.Err() != nil && time.Now().Before(r.deadline) {

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
-	lib "modernc.org/libquickjs"
 )
 
-// Adversarial tests of the native host call (hostcall.go) and the inline
+// Adversarial tests of the native host call (internal/engine) and the inline
 // dispatch of loop.go: leaks, re-entry, pollution, memory limits, and call
 // sites checked against the engine's own backtraces.
 
@@ -49,7 +48,7 @@ func runKeep(t *testing.T, code string, opts *Options) (*run, *qjsVM) {
 
 // usedAfterGC is the engine's allocated bytes after a full collection.
 func usedAfterGC(v *qjsVM) int64 {
-	lib.XJS_RunGC(v.in.tls, v.in.rt)
+	v.in.e.RunGC()
 	used, _ := v.in.memory()
 	return used
 }

@@ -1,248 +1,156 @@
-//go:build !(386 || arm)
-
 package sandbox
 
 import (
-	"errors"
-	"reflect"
-	"sync"
-	"sync/atomic"
-	"unsafe"
+	"fmt"
 
-	"modernc.org/libc"
-	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
+
+	"github.com/codemode-mcp/codemode/internal/engine"
 )
 
-// This file reaches engine facilities that modernc.org/quickjs does not
-// expose:
+// internals is what a VM needs of the engine beyond modernc.org/quickjs's
+// API, on top of internal/engine (the package that holds every unsafe
+// access to the engine):
 //
-//   - The host promise rejection tracker. Without it a script like
-//     `async function main() { throw new Error("x") }; main()` fails
-//     silently: the rejected promise is garbage and the run reports success.
-//     With it, a rejection that no handler has taken once the VM is idle is
-//     reported as UNCAUGHT_EXCEPTION, as Node does.
-//   - The context's interrupt counter. The engine consults its interrupt
-//     handler (deadline, Interrupt) only every 10,000 ticks, and a tick can
-//     be a slow built-in call (`for (;;) big.join(",")`): without a nudge a
-//     300 ms timeout ran for seconds. kick makes the next tick consult it.
-//   - The runtime's memory accounting, to recognise running out of memory
-//     when the engine had too little memory left to even build the error.
-//   - Native functions, promise capabilities and the stack frames, for the
-//     host call (hostcall.go).
+//   - The host call __cm_call(op, payload): a native function that starts a
+//     host operation and returns a promise, settled from Go on the
+//     event-loop goroutine (settle). See engine.DefineHostCall.
+//   - Unhandled rejections. Without the engine's rejection tracker a script
+//     like `async function main() { throw new Error("x") }; main()` fails
+//     silently; with it, a rejection that no handler has taken once the VM
+//     is idle is reported as UNCAUGHT_EXCEPTION, as Node does.
+//   - The interrupt counter. The engine consults its interrupt handler
+//     (deadline, Interrupt) only every 10,000 ticks, and a tick can be a slow
+//     built-in call (`for (;;) big.join(",")`): kick makes the next tick
+//     consult it.
+//   - The memory accounting and an allocator wrapper, to recognise running
+//     out of memory even when the script caught the error, or when the
+//     engine had too little memory left to build it.
 //
-// Reaching them needs the VM's unexported runtime and context, read with
-// reflect+unsafe, and Go functions passed to C as the transpiled code passes
-// them (the address of a funcval). Both depend on the exact versions of
-// modernc.org/quickjs and libquickjs that go.sum pins; the sandbox tests
-// (host calls, unhandled rejections, timeouts in slow built-ins,
-// out-of-memory classification, call sites) fail loudly if an upgrade
-// changes either, and a VM whose internals are not found is not created.
-
-// rawValue mirrors quickjs.Value's layout, so that a tracked TJSValue can be
-// handed to the bootstrap's describe().
-type rawValue struct {
-	vm *quickjs.VM
-	v  lib.TJSValue
-}
-
-var _ [unsafe.Sizeof(rawValue{}) - unsafe.Sizeof(quickjs.Value{})]struct{}
-var _ [unsafe.Sizeof(quickjs.Value{}) - unsafe.Sizeof(rawValue{})]struct{}
-
-type trackedRejection struct {
-	promise, reason lib.TJSValue
-	// oom: the reason is the null the engine throws when it runs out of
-	// memory while building its out-of-memory error, and memory was at
-	// the limit when it did. By the time the rejection is reported the
-	// memory may be free again, and `throw null` looks the same.
-	oom bool
-}
-
-// internals is the engine access of one VM. Everything but kick is only
-// touched on the goroutine running that VM; kick may be called from any
-// goroutine.
+// Everything but kick is only touched on the goroutine running the VM.
 type internals struct {
-	v       *qjsVM // the VM these are the internals of
-	tls     *libc.TLS
-	ctx, rt uintptr
-	pending []trackedRejection
+	v *qjsVM // the VM these are the internals of
+	e *engine.Engine
 
-	ops       map[int]*hostOp // host calls not yet settled
-	seq       int
-	agentAtom lib.TJSAtom // "<agent>", the agent module's file name
+	ops map[int]*engine.Promise // host calls not yet settled
+	seq int
 
-	// exhausted: an allocation failed at the memory limit (memlimit.go).
-	// Written by the engine's allocator on the VM's goroutine.
+	// exhausted: an allocation failed at the memory limit. Written by the
+	// engine's allocator on the VM's goroutine.
 	exhausted bool
 }
 
-// byContext maps the JSContext of each live VM to its internals, for the
-// callbacks the engine makes (the rejection tracker, native functions),
-// which get the context.
-var (
-	byContextMu sync.RWMutex
-	byContext   = map[uintptr]*internals{}
-)
-
-// internalsOf returns the internals of the VM whose context is ctx.
-func internalsOf(ctx uintptr) *internals {
-	byContextMu.RLock()
-	defer byContextMu.RUnlock()
-	return byContext[ctx]
-}
-
-// engineHandles returns the VM's C context, runtime and TLS.
-func engineHandles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	st := reflect.ValueOf(m).Elem().FieldByName("state")
-	if !st.IsValid() {
-		return 0, 0, nil, false
-	}
-	read := func(v reflect.Value) reflect.Value {
-		return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-	}
-	cctx := st.FieldByName("cContext")
-	rtf := st.FieldByName("runtime")
-	if !cctx.IsValid() || cctx.Kind() != reflect.Uintptr || !rtf.IsValid() || rtf.Kind() != reflect.Pointer {
-		return 0, 0, nil, false
-	}
-	rtv := read(rtf).Elem()
-	crt := rtv.FieldByName("cRuntime")
-	tlsf := rtv.FieldByName("tls")
-	if !crt.IsValid() || crt.Kind() != reflect.Uintptr || !tlsf.IsValid() || tlsf.Type() != reflect.TypeOf((*libc.TLS)(nil)) {
-		return 0, 0, nil, false
-	}
-	return uintptr(read(cctx).Uint()), uintptr(read(crt).Uint()), read(tlsf).Interface().(*libc.TLS), true
-}
-
-// installInternals finds the engine internals of v, installs the rejection
-// tracker and defines the native host call. It runs before the bootstrap.
+// installInternals attaches to the engine internals of v, installs the
+// rejection tracker, the allocator wrapper and the native host call. It
+// runs before the bootstrap; an error means no VM can be created.
 func installInternals(v *qjsVM) (*internals, error) {
-	ctx, rt, tls, ok := engineHandles(v.m)
-	if !ok || ctx == 0 || rt == 0 || tls == nil {
-		return nil, errors.New("the engine's internals were not found: this build of modernc.org/quickjs is not the one the sandbox was written for (see go.sum)")
+	e, err := engine.Attach(v.m)
+	if err != nil {
+		return nil, err
 	}
-	t := &internals{v: v, tls: tls, ctx: ctx, rt: rt, ops: map[int]*hostOp{}}
-	byContextMu.Lock()
-	byContext[ctx] = t
-	byContextMu.Unlock()
-	var cb any = trackRejection
-	lib.XJS_SetHostPromiseRejectionTracker(tls, rt, (*[2]uintptr)(unsafe.Pointer(&cb))[1], 0)
-	if err := t.registerCall(); err != nil {
+	t := &internals{v: v, e: e, ops: map[int]*engine.Promise{}}
+	// A rejection with null is noted if memory was at its limit: that is
+	// what the engine throws when it cannot even build its out-of-memory
+	// error, and `throw null` looks the same.
+	e.TrackRejections(func(null bool) bool { return null && v.outOfMemory() })
+	if err := e.DefineHostCall("__cm_call", agentSpecifier, t.call, errorPayload); err != nil {
 		t.release()
 		return nil, err
 	}
-	if !t.hookAllocator() {
+	if err := e.WrapAllocator(t.onExhausted); err != nil {
 		t.release()
-		return nil, errors.New("the engine's allocator is not the one the sandbox was written for (see go.sum)")
+		return nil, err
 	}
 	return t, nil
 }
 
-// trackRejection is called by the engine, on the VM's goroutine, when a
-// promise is rejected with no handler (handled == 0) and when a handler is
-// later added to such a promise (handled != 0).
-func trackRejection(tls *libc.TLS, ctx uintptr, promise, reason lib.TJSValue, handled int32, _ uintptr) {
-	t := internalsOf(ctx)
-	if t == nil {
-		return
+// call is __cm_call(op, payload): it starts host operation op with the JSON
+// text payload ("" for none). Its promise is kept until settle. An error (a
+// limit) refuses the call: the script gets errorPayload's JSON, for the
+// bootstrap's hostError().
+func (t *internals) call(op, payload string, p *engine.Promise) error {
+	t.seq++
+	id := t.seq
+	// In the map before the host hears of it: whatever happens next, the
+	// promise is freed once, by settle or by release.
+	t.ops[id] = p
+	if err := t.v.h.call(id, op, payload); err != nil {
+		delete(t.ops, id) // the engine frees a refused call's promise
+		return err
 	}
-	if handled == 0 {
-		// Keep the promise alive too, so its address cannot be reused by
-		// another promise while we track it.
-		t.pending = append(t.pending, trackedRejection{
-			promise: lib.XDupValue(tls, ctx, promise),
-			reason:  lib.XDupValue(tls, ctx, reason),
-			oom:     reason.Ftag == lib.EJS_TAG_NULL && t.v.outOfMemory(),
-		})
-		return
-	}
-	key := promise.Fu.Fuint641
-	for i, p := range t.pending {
-		if p.promise.Fu.Fuint641 == key && p.promise.Ftag == promise.Ftag {
-			lib.XFreeValue(tls, ctx, p.promise)
-			lib.XFreeValue(tls, ctx, p.reason)
-			t.pending = append(t.pending[:i], t.pending[i+1:]...)
-			return
-		}
-	}
+	return nil
 }
 
-func (t *internals) pendingAny() bool { return len(t.pending) > 0 }
+// settle resolves (ok) or rejects the promise of operation id with data: the
+// JSON of the value, or the error description of errorPayload, which the
+// bootstrap's fail() turns into the @codemode/errors instance, with the
+// agent's line as its stack.
+func (t *internals) settle(id int, ok bool, data string) error {
+	p := t.ops[id]
+	if p == nil {
+		return nil
+	}
+	delete(t.ops, id)
+	defer p.Free()
+	if ok {
+		return p.Resolve(data)
+	}
+	site := ""
+	if line, col, found := p.Site(); found {
+		site = fmt.Sprintf("%s:%d:%d", agentSpecifier, line, col)
+	}
+	return p.Fail(t.v.failFn, data, site)
+}
+
+// onExhausted marks the VM and stops its JavaScript at the next tick; the
+// run reports SANDBOX_LIMIT maxMemoryBytes where Go regains control. It is
+// called from inside the engine's allocator.
+func (t *internals) onExhausted() {
+	t.exhausted = true
+	t.v.m.Interrupt()
+	t.e.Kick()
+}
+
+func (t *internals) pendingAny() bool { return t.e.Unhandled() }
 
 // take describes and forgets the rejections still unhandled.
 func (t *internals) take() ([]string, error) {
 	var infos []string
-	for len(t.pending) > 0 {
-		p := t.pending[0]
-		t.pending = t.pending[1:]
-		rv := rawValue{vm: t.v.m, v: p.reason}
-		info, err := oomDescription, error(nil)
-		if !p.oom {
-			info, err = t.v.describe(*(*quickjs.Value)(unsafe.Pointer(&rv)))
-		}
-		lib.XFreeValue(t.tls, t.ctx, p.promise)
-		lib.XFreeValue(t.tls, t.ctx, p.reason)
-		if err != nil {
-			return infos, err
+	err := t.e.TakeRejections(func(reason quickjs.Value, oom bool) error {
+		info := oomDescription
+		if !oom {
+			var err error
+			if info, err = t.v.describe(reason); err != nil {
+				return err
+			}
 		}
 		infos = append(infos, info)
-	}
-	return infos, nil
+		return nil
+	})
+	return infos, err
 }
 
 // oomDescription is what describe() would say of the engine's out-of-memory
 // error.
 const oomDescription = `{"isError":true,"errorClass":"","name":"InternalError","message":"out of memory"}`
 
-// kick makes the engine consult its interrupt handler at its next tick.
-// The counter is written by the engine without atomics; a kick that races
-// with its decrement can be lost, which is why callers repeat it.
-func (t *internals) kick() {
-	p := (*int32)(cMemory(t.ctx + unsafe.Offsetof(lib.TJSContext{}.Finterrupt_counter)))
-	atomic.StoreInt32(p, 0)
-}
+// kick makes the engine consult its interrupt handler at its next tick;
+// any goroutine may call it.
+func (t *internals) kick() { t.e.Kick() }
 
 // memory reports the bytes the engine has allocated and its limit.
-func (t *internals) memory() (used, limit int64) {
-	ms := &(*lib.TJSRuntime)(cMemory(t.rt)).Fmalloc_ctx.Fmalloc_state
-	return int64(ms.Fmalloc_size), int64(ms.Fmalloc_limit)
-}
+func (t *internals) memory() (used, limit int64) { return t.e.Memory() }
 
-// cMemory turns the address of engine memory into a pointer. The engine's
-// memory comes from modernc.org/libc's allocator, outside the Go heap, so
-// the garbage collector neither moves nor frees it; the detour through a
-// variable only tells go vet so.
-func cMemory(addr uintptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
-}
+// memoryExhausted reports whether an allocation has failed at the limit
+// since the VM was created.
+func (t *internals) memoryExhausted() bool { return t.exhausted }
 
-// release frees what is still tracked and the promises of host calls never
-// settled; the VM is about to close.
+// release frees the promises of host calls never settled and detaches from
+// the engine; the VM is about to close.
 func (t *internals) release() {
-	for _, p := range t.pending {
-		lib.XFreeValue(t.tls, t.ctx, p.promise)
-		lib.XFreeValue(t.tls, t.ctx, p.reason)
-	}
-	t.pending = nil
-	for id, o := range t.ops {
-		t.free(o)
+	for id, p := range t.ops {
+		p.Free()
 		delete(t.ops, id)
 	}
-	if t.agentAtom != 0 {
-		lib.XJS_FreeAtom(t.tls, t.ctx, t.agentAtom)
-		t.agentAtom = 0
-	}
-	byContextMu.Lock()
-	delete(byContext, t.ctx)
-	byContextMu.Unlock()
-}
-
-// rawOf is the engine value inside v.
-func rawOf(v quickjs.Value) lib.TJSValue {
-	return (*rawValue)(unsafe.Pointer(&v)).v
+	t.e.Detach()
 }

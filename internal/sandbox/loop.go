@@ -169,7 +169,7 @@ func (r *run) loop() {
 		}
 		if r.vm.memoryExhausted() {
 			// The script caught the engine's out-of-memory error before
-			// the interrupt stopped it (memlimit.go).
+			// the interrupt stopped it (internals.go onExhausted).
 			r.outOfMemory()
 			return
 		}

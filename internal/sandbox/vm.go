@@ -193,7 +193,7 @@ func (v *qjsVM) prepare(code []byte) error {
 		}
 	}
 	// Host funcs whose Go error must become a JavaScript exception.
-	// (__cm_call is native: see hostcall.go.)
+	// (__cm_call is native: see internals.go.)
 	if err := m.RegisterHostFunc("__cm_timer", func(args []any) (any, error) {
 		id, ms := argInt(args, 0), argFloat(args, 1)
 		return v.h.timer(id, ms) // false: dropped, the run is winding down

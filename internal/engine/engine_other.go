@@ -1,0 +1,44 @@
+//go:build 386 || arm
+
+// Package engine is the sandbox's unsafe access to the QuickJS engine. On
+// 32-bit platforms the engine's layout differs from the one this package
+// was written for, so Attach refuses every VM there and the sandbox cannot
+// run.
+package engine
+
+import (
+	"errors"
+
+	"modernc.org/quickjs"
+)
+
+// ErrLayout is the error of Attach on a platform this package does not
+// support.
+var ErrLayout = errors.New("the sandbox needs a 64-bit platform")
+
+// Engine is the engine access of one quickjs.VM; none exists here.
+type Engine struct{}
+
+// Attach always fails on 32-bit platforms.
+func Attach(*quickjs.VM) (*Engine, error) { return nil, ErrLayout }
+
+// HostCall is the Go side of a host call function.
+type HostCall func(op, payload string, p *Promise) error
+
+// Promise is the promise of one host call.
+type Promise struct{}
+
+func (e *Engine) Detach()                                                           {}
+func (e *Engine) RunGC()                                                            {}
+func (e *Engine) Kick()                                                             {}
+func (e *Engine) InterruptCounter() int32                                           { return 0 }
+func (e *Engine) Memory() (used, limit int64)                                       { return 0, 0 }
+func (e *Engine) DefineHostCall(string, string, HostCall, func(error) string) error { return ErrLayout }
+func (e *Engine) TrackRejections(func(bool) bool)                                   {}
+func (e *Engine) Unhandled() bool                                                   { return false }
+func (e *Engine) TakeRejections(func(quickjs.Value, bool) error) error              { return nil }
+func (e *Engine) WrapAllocator(func()) error                                        { return ErrLayout }
+func (p *Promise) Resolve(string) error                                             { return ErrLayout }
+func (p *Promise) Fail(quickjs.Value, ...string) error                              { return ErrLayout }
+func (p *Promise) Site() (line, col int, ok bool)                                   { return 0, 0, false }
+func (p *Promise) Free()                                                            {}
