@@ -479,7 +479,7 @@ globalThis.__codemode_result__ = {
   inRange: randoms.every((x) => x >= 0 && x < 1),
   distinct: new Set(randoms).size === randoms.length,
   now: Date.now(),
-  stillNow: before === Date.now(),
+  advanced: Date.now() - before,
   newDate: d.getTime(),
   iso: d.toISOString(),
   epoch: new Date(0).getTime(),
@@ -509,16 +509,19 @@ globalThis.__codemode_result__ = {
 	if reflect.DeepEqual(a["randoms"], c["randoms"]) {
 		t.Errorf("seeds 42 and 43 gave the same sequence %v", a["randoms"])
 	}
-	for _, k := range []string{"inRange", "distinct", "stillNow", "fromParts", "fromString", "utc", "parse", "instanceOf", "proto", "call", "invalid"} {
+	if a["advanced"] != 20.0 {
+		t.Errorf("after a 20 ms timer the virtual clock moved %v ms", a["advanced"])
+	}
+	for _, k := range []string{"inRange", "distinct", "fromParts", "fromString", "utc", "parse", "instanceOf", "proto", "call", "invalid"} {
 		if a[k] != true {
 			t.Errorf("%s: %v", k, a[k])
 		}
 	}
-	ms := float64(now.UnixMilli())
+	ms := float64(now.UnixMilli() + 20)
 	if a["now"] != ms || a["newDate"] != ms {
 		t.Errorf("Date.now() = %v, new Date() = %v, want %v", a["now"], a["newDate"], ms)
 	}
-	if a["iso"] != "2024-02-03T04:05:06.789Z" {
+	if a["iso"] != "2024-02-03T04:05:06.809Z" {
 		t.Errorf("iso %v", a["iso"])
 	}
 	if a["epoch"] != 0.0 {

@@ -19,6 +19,11 @@ type completion struct {
 	ok   bool
 	data string // JSON: the value, or the error description
 	size int    // bytes of the operation's payload, returned to the budget
+	// suspend: the handler returned Suspend; the operation stays in flight
+	// and will not complete in this run.
+	suspend bool
+	// abort: the handler returned an *Abort; the run ends with it.
+	abort *diag.Diagnostic
 }
 
 // run is the state of one execution. Every field is owned by the goroutine
@@ -40,6 +45,10 @@ type run struct {
 	workers     sync.WaitGroup
 	inflight    int        // started by the script, not settled
 	queued      []hostCall // started by the script, not dispatched
+	// suspended counts the operations in flight whose handler returned
+	// Suspend: they never complete, and once nothing else can happen the
+	// run ends, suspended (Result.Suspended).
+	suspended int
 	// inflightBytes is the payload of the operations in flight. Payloads
 	// are copied out of the VM, beyond its memory limit, so together they
 	// may not exceed it.
@@ -47,6 +56,11 @@ type run struct {
 
 	timers  timerHeap
 	timerAt map[int]*timer
+	// det is set for a deterministic run (Options.Deterministic): timers
+	// fire in virtual time, vnow milliseconds after the start, and host
+	// operations are settled a round at a time (see determinism.go).
+	det  bool
+	vnow time.Duration
 	delayed int // pending timers with a positive delay (see cancelTimers)
 	// winding: the module has finished with only timers left, and delayed
 	// timers are cancelled, also those scheduled from now on; cancelled
@@ -78,6 +92,7 @@ func newRun(ctx context.Context, code string, opts *Options) *run {
 		timerAt:     map[int]*timer{},
 		res:         &Result{Result: json.RawMessage("null")},
 	}
+	r.det = opts.Deterministic != nil
 	r.deadline = r.start.Add(opts.Limits.Timeout)
 	if !opts.Deadline.IsZero() {
 		r.deadline = opts.Deadline
@@ -116,7 +131,7 @@ func (r *run) execute() *Result {
 		return r.res
 	}
 	r.loop()
-	if !r.failed {
+	if !r.failed && !r.res.Suspended {
 		r.collectResult()
 	}
 	return r.res
@@ -190,6 +205,20 @@ func (r *run) loop() {
 		if r.settled && r.inflight == 0 && r.delayed > 0 {
 			r.cancelTimers()
 		}
+		if r.suspended > 0 && r.inflight == r.suspended && (r.det || len(r.timers) == 0) {
+			// Only suspended operations could let the script go on (in a
+			// deterministic run timers wait for them: see awaitRound).
+			// Rejections unhandled so far are not reported: the run that
+			// resumes with the results may still handle them.
+			r.res.Suspended = true
+			return
+		}
+		if r.det && r.inflight > 0 {
+			if !r.awaitRound() {
+				return
+			}
+			continue
+		}
 		if r.inflight == 0 && len(r.timers) == 0 {
 			// Idle: a rejection still unhandled now can no longer be
 			// handled by anything but code that is already done.
@@ -208,6 +237,13 @@ func (r *run) loop() {
 					Hint:    "make sure every awaited promise is eventually resolved or rejected (a `new Promise` whose resolve is never called never finishes)"})
 			}
 			return
+		}
+		if r.det {
+			// Only timers are left: virtual time jumps to the next one.
+			if !r.advance() {
+				return
+			}
+			continue
 		}
 		// Wait for the next completion, timer or the end of the run.
 		next := r.deadline
@@ -247,8 +283,16 @@ func (r *run) loop() {
 // complete settles a finished host operation's promise; false means the
 // run has failed.
 func (r *run) complete(c completion) bool {
+	if c.suspend {
+		r.suspended++ // stays in flight
+		return true
+	}
 	r.inflight--
 	r.inflightBytes -= int64(c.size)
+	if c.abort != nil {
+		r.fatal(*c.abort)
+		return false
+	}
 	if err := r.vm.settle(c.id, c.ok, c.data); err != nil {
 		r.engineFailure(err, "")
 		return false
@@ -289,8 +333,10 @@ func (r *run) cancelledDiagnostic() diag.Diagnostic {
 }
 
 func (r *run) fireDue() {
-	now := time.Now()
-	for len(r.timers) > 0 && !r.timers[0].at.After(now) && !r.failed {
+	now := r.now()
+	// In a deterministic run, host operations a callback starts take no
+	// time: they run (a round) before the next timer, even one due now.
+	for len(r.timers) > 0 && !r.timers[0].at.After(now) && !r.failed && !(r.det && len(r.queued) > 0) {
 		t := heap.Pop(&r.timers).(*timer)
 		delete(r.timerAt, t.id)
 		if !t.deferred {
@@ -346,7 +392,22 @@ func (r *run) finish() {
 	r.res.Duration = time.Since(r.start)
 }
 
-func (r *run) elapsedMs() int64 { return time.Since(r.start).Milliseconds() }
+// elapsedMs is the time since the start of the run that logs report:
+// virtual in a deterministic run.
+func (r *run) elapsedMs() int64 {
+	if r.det {
+		return r.vnow.Milliseconds()
+	}
+	return time.Since(r.start).Milliseconds()
+}
+
+// now is the time timers are due against: virtual in a deterministic run.
+func (r *run) now() time.Time {
+	if r.det {
+		return virtualEpoch.Add(r.vnow)
+	}
+	return time.Now()
+}
 
 // --- host, as seen from JavaScript ------------------------------------------
 
@@ -393,15 +454,21 @@ func (r *run) dispatch() (inline bool) {
 	r.queued = r.queued[:0]
 	// The payloads must not stay reachable from the queue's array.
 	defer clear(q)
-	if len(q) == 1 && r.inflight == 1 && len(r.timers) == 0 {
-		r.complete(r.perform(q[0]))
+	// In a deterministic run timers wait for host operations anyway (see
+	// awaitRound), so a lone operation runs inline whatever is pending.
+	if len(q) == 1 && r.inflight == 1 && (r.det || len(r.timers) == 0) {
+		r.complete(r.perform(r.opCtx, q[0]))
 		return true
+	}
+	if r.det {
+		r.dispatchInOrder(q)
+		return false
 	}
 	for _, c := range q {
 		r.workers.Add(1)
 		goWork(func() {
 			defer r.workers.Done()
-			done := r.perform(c)
+			done := r.perform(r.opCtx, c)
 			select {
 			case r.completions <- done:
 			case <-r.opCtx.Done():
@@ -413,18 +480,25 @@ func (r *run) dispatch() (inline bool) {
 }
 
 // perform runs one host operation's handler.
-func (r *run) perform(c hostCall) completion {
+func (r *run) perform(ctx context.Context, c hostCall) completion {
 	done := completion{id: c.id, size: len(c.payload)}
-	data, err := r.handle(c.op, json.RawMessage(c.payload))
-	if err != nil {
+	data, err := r.handle(ctx, c.op, json.RawMessage(c.payload))
+	var abort *Abort
+	switch {
+	case errors.Is(err, Suspend):
+		done.suspend = true
+	case errors.As(err, &abort):
+		d := abort.Diagnostic
+		done.abort = &d
+	case err != nil:
 		done.data = errorPayload(err)
-	} else {
+	default:
 		done.ok, done.data = true, string(data)
 	}
 	return done
 }
 
-func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, err error) {
+func (r *run) handle(ctx context.Context, op string, payload json.RawMessage) (data json.RawMessage, err error) {
 	if r.opts.Handle == nil {
 		return nil, diag.Errorf(diag.CodemodeError, "this sandbox has no host operations", nil, "unknown host operation %q", op)
 	}
@@ -434,7 +508,7 @@ func (r *run) handle(op string, payload json.RawMessage) (data json.RawMessage, 
 			err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "internal error in host operation %q: %v", op, p)
 		}
 	}()
-	data, err = r.opts.Handle(r.opCtx, op, payload) // payload may be empty: no argument
+	data, err = r.opts.Handle(ctx, op, payload) // payload may be empty: no argument
 	if err == nil && !json.Valid(data) {
 		err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "host operation %q returned invalid JSON", op)
 	}
@@ -507,7 +581,7 @@ func (r *run) timer(id int, ms float64) (bool, error) {
 	if ms > float64(24*time.Hour/time.Millisecond) {
 		ms = float64(24 * time.Hour / time.Millisecond)
 	}
-	t := &timer{id: id, at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), seq: id, deferred: !(ms > 0)}
+	t := &timer{id: id, at: r.now().Add(time.Duration(ms * float64(time.Millisecond))), seq: id, deferred: !(ms > 0)}
 	heap.Push(&r.timers, t)
 	r.timerAt[id] = t
 	if !t.deferred {

@@ -21,7 +21,8 @@
 //   - A script's failure is a [diag.Diagnostic] in the [Result], never a Go
 //     error or a panic.
 //   - Host operations start once the script yields (awaits), all those of
-//     one turn together. Handlers run on worker goroutines, or on the
+//     one turn together. A [Deterministic] run also starts them in the
+//     script's order and settles them a round at a time (determinism.go). Handlers run on worker goroutines, or on the
 //     event-loop goroutine itself when the script is waiting for that one
 //     operation and nothing else; promises are settled on the event-loop
 //     goroutine, never from a worker.
@@ -68,11 +69,20 @@ var DefaultLimits = Limits{
 	MaxResultBytes: 1 << 20,
 }
 
-// Deterministic makes a run reproducible: Math.random is seeded and Date
-// always reads Now. Replay mode reruns a script and needs both.
+// Deterministic makes a run reproducible: given the same code, seed, start
+// time and host answers, it does the same things in the same order and
+// reports the same logs and result (see determinism.go for the rules).
+// Math.random is seeded with Seed; Date reads a virtual clock that starts at
+// Now and advances only as timers fire, in virtual time, without waiting;
+// host operations are started and settled in the order the script made
+// them, a round at a time. Replay mode reruns a script and needs all of it.
 type Deterministic struct {
 	Seed uint32
 	Now  time.Time
+	// WaitTimers makes timers also wait their delay in real time (the
+	// clock the script reads stays virtual), for a run whose host
+	// operations reach live servers: a polling loop must not hammer them.
+	WaitTimers bool
 }
 
 // Options configure one run. The zero value runs a script with no host
@@ -129,6 +139,9 @@ type Result struct {
 	Duration time.Duration
 	// TimedOut, OutOfMemory and Canceled tell why a run ended early.
 	TimedOut, OutOfMemory, Canceled bool
+	// Suspended: the run ended because only operations whose handler
+	// returned Suspend could let it go on. It has no result.
+	Suspended bool
 }
 
 // Failed reports whether any diagnostic is an error.

@@ -23,6 +23,9 @@ type vm interface {
 	// into JavaScript.
 	setLimits(deadline time.Time, memoryBytes int64)
 	determinize(seed uint32, nowMs int64) error
+	// setClock moves a deterministic run's virtual clock (what Date reads)
+	// to nowMs; determinize must have been called.
+	setClock(nowMs int64) error
 	// evalModule compiles, links and starts the agent module, after
 	// importing the prelude modules; its settlement is reported to
 	// host.done.
@@ -115,6 +118,10 @@ type qjsVM struct {
 	// Functions the bootstrap handed over with __cm_install.
 	failFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
 	installed                                                    bool
+	// clockFn is the setter of a deterministic run's clock (determinize's
+	// result); hasClock says it is held.
+	clockFn  quickjs.Value
+	hasClock bool
 
 	// preparing is true while the VM imports its own internal module.
 	preparing bool
@@ -337,7 +344,22 @@ func (v *qjsVM) determinize(seed uint32, nowMs int64) error {
 	if err := v.enter(); err != nil {
 		return err
 	}
-	_, err := v.determinizeFn.Call(quickjs.UndefinedValue, int64(seed), float64(nowMs))
+	f, err := v.determinizeFn.CallValue(quickjs.UndefinedValue, int64(seed), float64(nowMs))
+	if err != nil {
+		return err
+	}
+	v.clockFn, v.hasClock = f, true
+	return nil
+}
+
+func (v *qjsVM) setClock(nowMs int64) error {
+	if !v.hasClock {
+		return errors.New("setClock: the run is not deterministic")
+	}
+	if err := v.enter(); err != nil {
+		return err
+	}
+	_, err := v.clockFn.Call(quickjs.UndefinedValue, float64(nowMs))
 	return err
 }
 
@@ -468,6 +490,9 @@ func (v *qjsVM) close() {
 	}
 	if v.hasReason {
 		v.reason.Free()
+	}
+	if v.hasClock {
+		v.clockFn.Free()
 	}
 	for _, f := range []*quickjs.Value{&v.failFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.describeFn, &v.determinizeFn} {
 		f.Free()

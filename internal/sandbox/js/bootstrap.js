@@ -897,8 +897,11 @@
     ]);
   }
 
-  // determinize makes the run reproducible: Math.random from a seed and a
-  // Date that always reads nowMs. Replay mode relies on both.
+  // determinize makes the run reproducible: Math.random from a seed, and a
+  // Date that reads a virtual clock starting at nowMs. It returns the
+  // clock's setter: the host moves the clock forward as virtual time passes
+  // (timers fire in virtual time in a deterministic run, see loop.go).
+  // Replay mode relies on all of it.
   function determinize(seed, nowMs) {
     let s = seed >>> 0;
     // mulberry32: small, fast, good enough for agent code.
@@ -909,21 +912,25 @@
       return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
     defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
+    let clock = nowMs;
     const RealDate = DateC;
     const FixedDate = function Date() {
-      if (new.target === undefined) return apply(RealDate.prototype.toString, new RealDate(nowMs), []);
+      if (new.target === undefined) return apply(RealDate.prototype.toString, new RealDate(clock), []);
       const args = [];
       for (let i = 0; i < arguments.length; i++) args[i] = arguments[i];
-      return construct(RealDate, arguments.length === 0 ? [nowMs] : args, new.target);
+      return construct(RealDate, arguments.length === 0 ? [clock] : args, new.target);
     };
     defineProperty(FixedDate, "prototype", { value: RealDate.prototype, writable: false });
     FixedDate.now = function now() {
-      return nowMs;
+      return clock;
     };
     FixedDate.parse = RealDate.parse;
     FixedDate.UTC = RealDate.UTC;
     defineProperty(RealDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
     defineProperty(g, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+    return function setClock(ms) {
+      clock = ms;
+    };
   }
 
   // Handoff to the @codemode/internal module, which takes it and deletes it
