@@ -59,8 +59,8 @@ type run struct {
 	// det is set for a deterministic run (Options.Deterministic): timers
 	// fire in virtual time, vnow milliseconds after the start, and host
 	// operations are settled a round at a time (see determinism.go).
-	det  bool
-	vnow time.Duration
+	det     bool
+	vnow    time.Duration
 	delayed int // pending timers with a positive delay (see cancelTimers)
 	// winding: the module has finished with only timers left, and delayed
 	// timers are cancelled, also those scheduled from now on; cancelled
