@@ -51,6 +51,9 @@ const (
 	// Canceled: the caller cancelled the run (the client went away, the
 	// gateway is shutting down).
 	Canceled Code = "CANCELLED"
+	// ReplayDiverged: a replayed script made a call other than the one
+	// recorded at that position (package replay).
+	ReplayDiverged Code = "REPLAY_DIVERGED"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

@@ -7,9 +7,10 @@
 // every Run gets its own sandbox and its own immutable catalog view.
 //
 // Tool calls go through one replaceable [Caller] (by default the upstream
-// manager): a replay mode substitutes its own to answer calls from a
-// recorded log, and sets [Options.Deterministic] so that reruns see the same
-// Math.random and Date.
+// manager): package replay substitutes its own to answer calls from a
+// recorded log (or to suspend the run at the first call it has no answer
+// for), and sets [Extra.Deterministic] so that reruns see the same
+// Math.random, Date and timers.
 package run
 
 import (
@@ -54,8 +55,13 @@ type Response struct {
 	Diagnostics []diag.Diagnostic  `json:"diagnostics"`
 	ToolTrace   []TraceEntry       `json:"toolTrace"`
 
-	used []string
+	used      []string
+	suspended bool
 }
+
+// Suspended reports whether the run ended because its Caller suspended a
+// call (sandbox.Suspend): it waits for results a later run will have.
+func (r *Response) Suspended() bool { return r.suspended }
 
 // ServersUsed lists the servers the run imported, called or asked for in
 // requestedCapabilities, in configuration order. The serving layer sends
@@ -82,7 +88,10 @@ type TraceEntry struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// Caller performs tool calls. *upstream.Manager is one.
+// Caller performs tool calls. *upstream.Manager is one. An error that is a
+// *diag.Error reaches the script as it is; a replaying Caller may also
+// return sandbox.Suspend (no result yet: the run ends, Suspended) or a
+// *sandbox.Abort (the run ends with its diagnostic).
 type Caller interface {
 	CallTool(ctx context.Context, serverID, tool string, args any) (*mcp.CallToolResult, error)
 }
@@ -217,6 +226,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	})
 	resp.Logs = append(resp.Logs, sres.Logs...)
 	resp.Result = sres.Result
+	resp.suspended = sres.Suspended
 	for _, d := range sres.Diagnostics {
 		if sres.TimedOut {
 			d = v.blameSlowStart(d)

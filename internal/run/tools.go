@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/schema"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
@@ -76,7 +78,15 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	res, err := v.r.caller.CallTool(ctx, serverID, t.Name, args)
 	d := time.Since(start)
 	if err != nil {
-		de := callError(ctx, serverID, t.Name, err)
+		var abort *sandbox.Abort
+		if errors.Is(err, sandbox.Suspend) || errors.As(err, &abort) {
+			// A replaying caller's control of the run: not a failed call.
+			return nil, nil, err
+		}
+		de, ok := err.(*diag.Error)
+		if !ok {
+			de = callError(ctx, serverID, t.Name, err)
+		}
 		v.record(serverID, t.Name, d, de)
 		v.noteDeath(serverID, err)
 		return nil, nil, de

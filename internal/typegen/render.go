@@ -17,7 +17,11 @@ func ServerModule(s Server, opts *Options) (string, []Warning) {
 	ir := build(s, opts)
 	var b strings.Builder
 	writeHeader(&b, ir)
-	b.WriteString("declare module " + quote(ModulePath(s.ID)) + " {\n")
+	module := ModulePath(s.ID)
+	if ir.opts.Module != "" {
+		module = ir.opts.Module
+	}
+	b.WriteString("declare module " + quote(module) + " {\n")
 	var p printer
 	for _, n := range ir.named {
 		writeNamed(&b, p, "", "export ", n)

@@ -38,6 +38,9 @@ type Options struct {
 	// and union branches) and examples. Types, annotations, defaults,
 	// formats, constraints and warnings stay.
 	OmitDescriptions bool
+	// Module is the specifier ServerModule declares; empty means
+	// ModulePath(id). Replay's client tools are "@codemode/client".
+	Module string
 }
 
 // Warning reports a schema feature that could not be represented and became
