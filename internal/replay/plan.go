@@ -173,54 +173,49 @@ func parse(req *Request) (*plan, *Error) {
 }
 
 // match pairs the calls of the assistant message at msgs[a] with the tool
-// messages at answers (message indices): by id when the tool messages name
-// exactly the calls' ids, in any order; otherwise by position, the k-th tool
-// message answering the k-th call, as the seed's own examples need (their
-// ids are the client's and do not always agree). A tool message whose id is
-// one of ours and names another call of the batch is refused: that is a
-// mix-up, not a foreign id. It returns, per call, the message index of its
-// answer.
+// messages at answers (message indices). A tool message whose
+// tool_call_id is the id of one of the calls answers that call, in any
+// order; the others answer the calls left, in order. So answers carrying
+// the calls' ids may come in any order, and answers whose ids are the
+// client's own (the seed's examples: their ids do not always agree) are
+// matched by position. A tool message with an id of ours that names a call
+// of another batch is a mix-up, refused. It returns, per call, the message
+// index of its answer.
 func match(codeID string, msgs []Message, a int, answers []int) ([]int, *Error) {
 	calls := msgs[a].ToolCalls
 	byID := map[string]int{}
 	for k, c := range calls {
-		if c.ID == "" {
-			byID = nil
-			break
-		}
-		if _, dup := byID[c.ID]; dup {
-			byID = nil
-			break
-		}
-		byID[c.ID] = k
-	}
-	if byID != nil {
-		order := make([]int, len(calls))
-		seen := make([]bool, len(calls))
-		ok := true
-		for _, j := range answers {
-			k, found := byID[msgs[j].ToolCallID]
-			if !found || seen[k] {
-				ok = false
-				break
-			}
-			seen[k] = true
-			order[k] = j
-		}
-		if ok {
-			return order, nil
+		if _, dup := byID[c.ID]; !dup && c.ID != "" {
+			byID[c.ID] = k
 		}
 	}
-	for k, j := range answers {
+	order := make([]int, len(calls))
+	taken := make([]bool, len(calls))
+	var rest []int
+	for _, j := range answers {
 		id := msgs[j].ToolCallID
-		if _, ours := ownPosition(codeID, id); ours && id != calls[k].ID {
-			if other, found := byID[id]; found && other != k {
-				return nil, badRequest(fmt.Sprintf("/messages/%d/tool_call_id", j), "answer each call with its own id, or send the tool messages in the order of the calls",
-					"this tool message answers call %q, but the calls' ids and the tool messages' ids do not pair up, and at its position is call %q", id, calls[k].ID)
+		if k, ok := byID[id]; ok && !taken[k] {
+			taken[k] = true
+			order[k] = j
+			continue
+		}
+		if _, ours := ownPosition(codeID, id); ours {
+			if _, inBatch := byID[id]; !inBatch {
+				return nil, badRequest(fmt.Sprintf("/messages/%d/tool_call_id", j), hintPairs,
+					"this tool message answers call %q, which is not a call of the assistant message before it", id)
 			}
 		}
+		rest = append(rest, j)
 	}
-	return answers, nil
+	k := 0
+	for _, j := range rest {
+		for taken[k] {
+			k++
+		}
+		taken[k] = true
+		order[k] = j
+	}
+	return order, nil
 }
 
 // parseNow reads a code message's now: milliseconds since the epoch or an
