@@ -116,6 +116,11 @@ type Serve struct {
 	TypesBudgetTokens int
 	// IndexBudgetTokens bounds the compact index itself. Default 300.
 	IndexBudgetTokens int
+	// RecordDir, if set, makes every run deterministic and writes its
+	// replay bundle (package replay) into this directory; relative to the
+	// configuration file's directory. `codemode replay run` re-runs one
+	// offline.
+	RecordDir string
 }
 
 // KnownSurfaces are the values Serve.Surfaces accepts.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -226,7 +227,7 @@ func closest(key string, allowed []string) string {
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
 	serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeoutMs", "disabled"}
-	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens"}
+	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir"}
 	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
 
@@ -716,6 +717,14 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			c.Serve.TypesBudgetTokens, err = p.tokens(k, f.raw)
 		case "indexBudgetTokens":
 			c.Serve.IndexBudgetTokens, err = p.tokens(k, f.raw)
+		case "recordDir":
+			if c.Serve.RecordDir, err = p.str(k, f.raw, `use a directory path, e.g. "replays"`, true); err == nil {
+				if c.Serve.RecordDir == "" {
+					err = p.errf(k, `use a directory path, e.g. "replays", or leave the key out`, "is empty")
+				} else if !filepath.IsAbs(c.Serve.RecordDir) && p.file != "" {
+					c.Serve.RecordDir = filepath.Join(filepath.Dir(p.file), c.Serve.RecordDir)
+				}
+			}
 		default:
 			return p.unknownKey("codemode", f.key, gatewayKey)
 		}

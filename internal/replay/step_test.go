@@ -24,7 +24,7 @@ func searchTool(name string) Tool {
 }
 
 // seedMessages reads a seed conversation.
-func seedMessages(t *testing.T, file string) []Message {
+func seedMessages(t testing.TB, file string) []Message {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + file)
 	if err != nil {

@@ -57,6 +57,7 @@ type Response struct {
 
 	used      []string
 	suspended bool
+	recorded  func() // Options.Record's done, once the response is final
 }
 
 // Suspended reports whether the run ended because its Caller suspended a
@@ -104,6 +105,23 @@ type Options struct {
 	// fixed Date).
 	Deterministic *sandbox.Deterministic
 	Logger        *slog.Logger
+	// Record, if set, sees every run just before its sandbox starts and
+	// may change the sandbox's options (make the run deterministic, wrap
+	// Resolve and Handle to capture what the host answers); the function
+	// it returns, if not nil, gets the sandbox's result and the run's
+	// response (redacted) once the run is over. Package replay writes
+	// replay bundles this way. A run that never reaches the sandbox (a
+	// syntax error) is not seen.
+	Record func(*Recording) (done func(*sandbox.Result, *Response))
+}
+
+// Recording is what Options.Record sees of a run.
+type Recording struct {
+	Request Request
+	Extra   Extra
+	// Limits are the run's, resolved against the configuration.
+	Limits  config.Limits
+	Sandbox *sandbox.Options
 }
 
 // Runner runs scripts against a catalog.
@@ -173,6 +191,10 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	start := time.Now()
 	resp := r.runWith(ctx, req, x)
 	r.redact.response(resp)
+	if resp.recorded != nil {
+		resp.recorded()
+		resp.recorded = nil
+	}
 	r.audit(ctx, req, resp, time.Since(start))
 	return resp
 }
@@ -207,7 +229,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	if x.Deterministic != nil {
 		det = x.Deterministic
 	}
-	sres := sandbox.Run(ctx, out.Code, &sandbox.Options{
+	so := &sandbox.Options{
 		Prelude: x.Prelude,
 		// The sandbox starts after transpiling and eager connects; it
 		// gets what is left of the run's time.
@@ -223,7 +245,15 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		Position:      out.Position,
 		Deterministic: det,
 		Redact:        r.redact.String,
-	})
+	}
+	var done func(*sandbox.Result, *Response)
+	if r.opts.Record != nil {
+		done = r.opts.Record(&Recording{Request: req, Extra: x, Limits: limits, Sandbox: so})
+	}
+	sres := sandbox.Run(ctx, out.Code, so)
+	if done != nil {
+		resp.recorded = func() { done(sres, resp) }
+	}
 	resp.Logs = append(resp.Logs, sres.Logs...)
 	resp.Result = sres.Result
 	resp.suspended = sres.Suspended

@@ -57,7 +57,7 @@ type run struct {
 	timers  timerHeap
 	timerAt map[int]*timer
 	// det is set for a deterministic run (Options.Deterministic): timers
-	// fire in virtual time, vnow milliseconds after the start, and host
+	// fire in virtual time, vnow after the start, and host
 	// operations are settled a round at a time (see determinism.go).
 	det     bool
 	vnow    time.Duration
@@ -515,9 +515,9 @@ func (r *run) handle(ctx context.Context, op string, payload json.RawMessage) (d
 	return data, err
 }
 
-// errorPayload is the JSON the bootstrap's hostError() turns into an
-// instance of the right @codemode/errors class.
-func errorPayload(err error) string {
+// AsError is the error a host operation's failure throws into the script:
+// a *diag.Error as it is, any other error as a CodemodeError.
+func AsError(err error) *diag.Error {
 	var de *diag.Error
 	if !errors.As(err, &de) {
 		de = &diag.Error{Class: diag.CodemodeError, Message: err.Error()}
@@ -525,6 +525,13 @@ func errorPayload(err error) string {
 			de.Hint = "the run ended before this operation finished"
 		}
 	}
+	return de
+}
+
+// errorPayload is the JSON the bootstrap's hostError() turns into an
+// instance of the right @codemode/errors class.
+func errorPayload(err error) string {
+	de := AsError(err)
 	b, mErr := json.Marshal(map[string]any{"class": de.Class, "message": de.Message, "hint": de.Hint, "fields": de.Fields})
 	if mErr != nil {
 		b, _ = json.Marshal(map[string]any{"class": de.Class, "message": de.Message, "hint": de.Hint})
