@@ -1,5 +1,7 @@
 // Package cli implements the codemode command line: `codemode run`,
-// `codemode types` and `codemode serve`. Start with [Main].
+// `codemode types`, `codemode serve`, `codemode replay` and `codemode
+// proxy`. Start with [Main]. The commands are thin: their logic lives in
+// the packages they call.
 //
 // Conventions: stdout carries the command's output (the response JSON, the
 // declarations, or the MCP protocol itself for `serve` over stdio); logs go
@@ -46,7 +48,11 @@ const usage = `codemode puts MCP servers behind Code Mode.
 Usage:
   codemode serve [--config FILE] [--http ADDR]   serve MCP over stdio (default) or Streamable HTTP
   codemode run [flags] SCRIPT|-                  run one script and print the response JSON
+                                                 (--record FILE also writes a replay bundle)
   codemode types [--config FILE] [--out DIR]     print or write TypeScript declarations
+  codemode replay step [FILE|-]                  one step of a code block whose tools the client runs
+  codemode replay run BUNDLE                     re-run a recorded run offline, report if it reproduced
+  codemode proxy --upstream URL [--model M]      OpenAI-compatible chat completions with code orchestration
   codemode version
 
 The configuration is --config FILE, else $CODEMODE_CONFIG, else ./codemode.json,
@@ -68,6 +74,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return e.types(args[1:])
 	case "serve":
 		return e.serve(args[1:])
+	case "replay":
+		return e.replay(args[1:])
+	case "proxy":
+		return e.proxy(args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "codemode", Version)
 		return ExitOK

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
@@ -25,12 +26,14 @@ func (e *env) run(args []string) int {
 	c.register(fs, "warn")
 	var l config.Limits
 	var caps stringList
+	var record string
 	fs.Int64Var(&l.TimeoutMs, "timeout-ms", 0, "wall-clock limit of the run in milliseconds (default 30000)")
 	fs.Int64Var(&l.MaxMemoryBytes, "max-memory-bytes", 0, "memory limit of the sandbox in bytes (default 64 MiB)")
 	fs.Int64Var(&l.MaxLogBytes, "max-log-bytes", 0, "bytes of console output kept (default 64 KiB)")
 	fs.Int64Var(&l.MaxToolCalls, "max-tool-calls", 0, "tool calls allowed (default 100)")
 	fs.Int64Var(&l.MaxResultBytes, "max-result-bytes", 0, "largest result in bytes of JSON (default 1 MiB)")
 	fs.Var(&caps, "capability", "server id to connect before the script starts (repeatable)")
+	fs.StringVar(&record, "record", "", "also write the run's replay bundle to FILE (the run is then deterministic; see codemode replay run)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return e.usageErr(err)
@@ -60,7 +63,20 @@ func (e *env) run(args []string) int {
 		return status
 	}
 	defer g.close()
-	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
+	opts := &run.Options{Logger: g.log}
+	var caller run.Caller = g.mgr
+	recorded := false
+	if record != "" {
+		rec := &replay.Recorder{
+			Write: func(b *replay.Bundle) error {
+				recorded = true
+				return replay.WriteFile(record, b)
+			},
+			OnError: func(err error) { fmt.Fprintln(e.stderr, "codemode: writing the replay bundle:", err) },
+		}
+		opts.Record, caller = rec.Record, replay.Releasing(g.mgr)
+	}
+	r := run.New(g.cfg, g.cat, caller, opts)
 	// The file's extension decides the language (`f < T > (x)` is a
 	// comparison in JavaScript and a generic call in TypeScript); stdin
 	// tries TypeScript, then JavaScript.
@@ -71,6 +87,9 @@ func (e *env) run(args []string) int {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	enc.Encode(resp)
+	if record != "" && !recorded {
+		fmt.Fprintln(e.stderr, "codemode: nothing recorded: the script did not start (see its diagnostics)")
+	}
 	if resp.Failed() {
 		return ExitFailed
 	}

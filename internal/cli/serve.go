@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -73,8 +74,15 @@ func (e *env) serve(args []string) int {
 	if g.cfg.File == "" {
 		fmt.Fprint(e.stderr, noConfigHint)
 	}
-	r := run.New(g.cfg, g.cat, g.mgr, &run.Options{Logger: g.log})
-	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: Version})
+	opts := &run.Options{Logger: g.log}
+	var caller run.Caller = g.mgr
+	if dir := g.cfg.Serve.RecordDir; dir != "" {
+		rec := &replay.Recorder{Write: replay.DirWriter(dir), OnError: func(err error) { g.log.Warn("writing a replay bundle", "dir", dir, "err", err) }}
+		opts.Record, caller = rec.Record, replay.Releasing(g.mgr)
+		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
+	}
+	r := run.New(g.cfg, g.cat, caller, opts)
+	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: Version, CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log}))})
 
 	// Work stops on a signal; the server itself keeps running until the
 	// runs in flight are done or the grace period ends.

@@ -27,6 +27,13 @@ type HTTPOptions struct {
 	Stateless bool
 }
 
+// MaxRequestBodyBytes bounds the body of every HTTP request: /mcp's (the
+// SDK's default) and /v1/code/step's.
+const MaxRequestBodyBytes = mcp.DefaultMaxRequestBodyBytes
+
+// StepPath is where Options.CodeStep is served.
+const StepPath = "/v1/code/step"
+
 // ErrTokenRequired is returned by CheckListen for a non-loopback address
 // without a token.
 var ErrTokenRequired = errors.New("refusing to listen on a non-loopback address without an auth token")
@@ -66,11 +73,12 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Handler serves MCP over Streamable HTTP at /mcp.
+// Handler serves MCP over Streamable HTTP at /mcp, and Options.CodeStep at
+// /v1/code/step.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	s.stateless.Store(o.Stateless)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}), MaxRequestBodyBytes: MaxRequestBodyBytes,
 			// The SDK refuses a foreign Host on a loopback listener, against
 			// DNS rebinding; that also refuses a reverse proxy on the same
 			// machine that keeps its own Host. With a token the check is
@@ -78,6 +86,9 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			DisableLocalhostProtection: o.AuthToken != ""})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(o, h))
+	if s.opts.CodeStep != nil {
+		mux.Handle(StepPath, guard(o, http.MaxBytesHandler(s.opts.CodeStep, MaxRequestBodyBytes)))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
 	})

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,11 @@ type Options struct {
 	// server that comes up later is announced with list_changed.
 	// Default 10s.
 	WarmupTimeout time.Duration
+	// CodeStep, if set, is served at POST /v1/code/step over HTTP (package
+	// replay's Handler: one step of a code block whose tools the client
+	// runs), behind the same token, origin check and body-size limit as
+	// /mcp.
+	CodeStep http.Handler
 }
 
 // Server is the gateway's MCP server.
