@@ -71,7 +71,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !stream {
 			writeJSON(w, map[string]any{"id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "test-model",
 				"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": final}, "finish_reason": "stop"}},
-				"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+				"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 			return
 		}
 		third := len(final) / 3
