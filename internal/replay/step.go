@@ -155,7 +155,7 @@ func (c *caller) CallTool(_ context.Context, _ string, tool string, args any) (*
 	rec := c.p.calls[pos]
 	if !c.ts.same(rec.name, tool) || !sameJSON(rec.args, text) {
 		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ReplayDiverged, Path: rec.ptr,
-			Message: fmt.Sprintf("the script's tool call #%d is %s(%s), but the conversation recorded %s(%s) at that position (call %q)",
+			Message: fmt.Sprintf("at position %d (0-based) the script calls %s(%s), but the conversation recorded %s(%s) there (call %q)",
 				pos, tool, clip(text), rec.name, clip(rec.args), rec.id),
 			Hint: "the code, the tools or an earlier result changed since that call was made: resend the messages exactly as the steps returned them, with each call's own result, or start over with a new code message"}
 		c.mu.Lock()
@@ -228,7 +228,7 @@ func (c *caller) respond(resp *run.Response) Response {
 	case c.next < len(c.p.calls):
 		rec := c.p.calls[c.next]
 		d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ReplayDiverged, Path: rec.ptr,
-			Message: fmt.Sprintf("the script finished after %d tool calls, but the conversation recorded %d: call #%d, %s(%s) (call %q), was never made",
+			Message: fmt.Sprintf("the script finished after %d tool calls, but the conversation recorded %d: the call at position %d, %s(%s) (call %q), was never made",
 				c.next, len(c.p.calls), c.next, rec.name, clip(rec.args), rec.id),
 			Hint: "resend the messages exactly as the steps returned them, or start over with a new code message"}
 		out.Diagnostics = append(out.Diagnostics, d)

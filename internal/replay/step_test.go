@@ -283,7 +283,7 @@ func TestDivergence(t *testing.T) {
 		toolMsg("d_1", "C"),
 	}
 	resp, _ := wireStep(t, Request{Messages: msgs, Tools: []Tool{searchTool("web_search")}})
-	wantError(t, resp, "ReplayDivergedError", "#1")
+	wantError(t, resp, "ReplayDivergedError", "position 1")
 	var d *diag.Diagnostic
 	for i := range resp.Diagnostics {
 		if resp.Diagnostics[i].Code == diag.ReplayDiverged {
@@ -293,7 +293,7 @@ func TestDivergence(t *testing.T) {
 	if d == nil {
 		t.Fatalf("no REPLAY_DIVERGED diagnostic: %v", resp.Diagnostics)
 	}
-	for _, want := range []string{"#1", `web_search({"query":"b"})`, `web_search({"query":"c"})`, `"d_1"`} {
+	for _, want := range []string{"position 1", `web_search({"query":"b"})`, `web_search({"query":"c"})`, `"d_1"`} {
 		if !strings.Contains(d.Message, want) {
 			t.Errorf("diagnostic %q does not mention %s", d.Message, want)
 		}
