@@ -426,10 +426,11 @@ func TestInputValidated(t *testing.T) {
 // TestClientModule: the tools are exports of @codemode/client too, and a
 // tool named like a standard global does not replace it.
 func TestClientModule(t *testing.T) {
-	tools := []Tool{searchTool("web_search"), {Type: "function", Function: Function{Name: "console"}}}
-	resp, _ := wireStep(t, Request{Messages: []Message{code("m", `import { web_search as ws, webSearch, console as c, __meta__ } from "@codemode/client";
-globalThis.__codemode_result__ = [ws === web_search, webSearch === web_search, typeof console.log, typeof c, __meta__.tools.map((t) => t.toolName)];`)}, Tools: tools})
-	wantSuccess(t, resp, "m", `[true,true,"function","function",["console","web_search"]]`)
+	tools := []Tool{searchTool("web_search"), {Type: "function", Function: Function{Name: "console"}}, searchTool("get-item")}
+	resp, _ := wireStep(t, Request{Messages: []Message{code("m", `import { web_search as ws, webSearch, console as c, get_item, __meta__ } from "@codemode/client";
+globalThis.__codemode_result__ = [ws === web_search, webSearch === web_search, typeof console.log, typeof c,
+  globalThis["get-item"] === get_item && getItem === get_item, __meta__.tools.map((t) => t.toolName)];`)}, Tools: tools})
+	wantSuccess(t, resp, "m", `[true,true,"function","function",true,["console","get-item","web_search"]]`)
 }
 
 // TestParallelBatchOrder: the calls of one Promise.all go out in one batch

@@ -218,16 +218,20 @@ func (ts *toolset) sources() (module, prelude string) {
 	ops := make([]string, len(s.Tools))
 	names := make([]string, len(s.Tools))
 	locals := make([]string, len(s.Tools))
-	var exports, globals []string
+	var exports []string
+	var globals [][2]string // global name, export
 	for i, t := range s.Tools {
 		ops[i] = run.ToolOp(s.ID, t.Name)
 		names[i] = t.ExportName
 		locals[i] = fmt.Sprintf("t%d", i)
 		exports = append(exports, fmt.Sprintf("t%d as %s", i, t.ExportName))
-		globals = append(globals, t.ExportName)
+		globals = append(globals, [2]string{t.ExportName, t.ExportName})
+		if t.Name != t.ExportName {
+			globals = append(globals, [2]string{t.Name, t.ExportName}) // globalThis["web-search"] works too
+		}
 		if a := ts.aliases[t.ExportName]; a != "" {
 			exports = append(exports, fmt.Sprintf("t%d as %s", i, a))
-			globals = append(globals, a)
+			globals = append(globals, [2]string{a, t.ExportName})
 		}
 	}
 	meta := map[string]any{"serverId": s.ID, "serverName": s.Name, "tools": metaTools(s)}
@@ -242,9 +246,10 @@ func (ts *toolset) sources() (module, prelude string) {
 	module = b.String()
 
 	prelude = fmt.Sprintf(`import * as c from %q;
-const names = %s;
-for (let i = 0; i < names.length; i++) {
-  if (!(names[i] in globalThis)) Object.defineProperty(globalThis, names[i], { value: c[names[i]], writable: true, enumerable: false, configurable: true });
+const globals = %s;
+for (let i = 0; i < globals.length; i++) {
+  const [name, exp] = globals[i];
+  if (!(name in globalThis)) Object.defineProperty(globalThis, name, { value: c[exp], writable: true, enumerable: false, configurable: true });
 }
 `, ClientModule, Marshal(globals))
 	return module, prelude

@@ -183,6 +183,12 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(bytes.TrimSpace(m.Content), []byte("null")) {
 		m.Content = nil
 	}
+	if m.Role == RoleCode && m.Code == "" {
+		// Some clients carry every message's text in content.
+		if text, ok := contentText(m.Content); ok {
+			m.Code = text
+		}
+	}
 	if m.ToolCallID == "" {
 		m.ToolCallID = w.ToolCallIDAlt
 	}
