@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -137,8 +138,28 @@ func (p *Proxy) Handler() http.Handler {
 	return mux
 }
 
+// guard refuses browsers of other sites (a request with a foreign Origin),
+// DNS rebinding (a foreign Host without a token: a page that rebinds its
+// name to 127.0.0.1 cannot send the token) and requests without the token.
+// A page must not spend the upstream key the proxy holds.
 func (p *Proxy) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" {
+			if u, err := url.Parse(o); err != nil || !loopback(u.Hostname()) {
+				apiError(w, http.StatusForbidden, "requests from a browser page of another site are refused (Origin "+o+")", "forbidden")
+				return
+			}
+		}
+		if p.opts.AuthToken == "" {
+			host := r.Host
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				host = h
+			}
+			if !loopback(host) {
+				apiError(w, http.StatusForbidden, "Host "+r.Host+" is not this machine; start the proxy with --auth-token to serve other hosts", "forbidden")
+				return
+			}
+		}
 		if t := p.opts.AuthToken; t != "" {
 			scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(t)) != 1 {
@@ -149,6 +170,14 @@ func (p *Proxy) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // apiError answers in OpenAI's error shape, which clients know how to show.

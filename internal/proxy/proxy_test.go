@@ -303,6 +303,28 @@ func TestProxyErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d with %q", tc.body, status, body, tc.status, tc.want)
 		}
 	}
+	// A page of another site, and DNS rebinding without a token.
+	p2, _ := proxy.New(&proxy.Options{Upstream: modelSrv.URL + "/v1"})
+	open := httptest.NewServer(p2.Handler())
+	defer open.Close()
+	for _, h := range []map[string]string{{"Origin": "https://evil.example"}, {"Host": "evil.example"}} {
+		req, _ := http.NewRequest(http.MethodPost, open.URL+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"x"}]}`))
+		for k, v := range h {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%v: status %d, want 403", h, resp.StatusCode)
+		}
+	}
 	if _, err := proxy.New(&proxy.Options{Upstream: "api.openai.com"}); err == nil {
 		t.Error("an upstream without a scheme was accepted")
 	}
