@@ -101,8 +101,9 @@ type Caller interface {
 type Options struct {
 	// Caller replaces the default tool caller.
 	Caller Caller
-	// Deterministic makes every run reproducible (seeded Math.random,
-	// fixed Date).
+	// Deterministic makes every run reproducible (seeded Math.random, a
+	// virtual clock, timers in virtual time, host calls settled in the
+	// script's order: see sandbox.Deterministic).
 	Deterministic *sandbox.Deterministic
 	Logger        *slog.Logger
 	// Record, if set, sees every run just before its sandbox starts and
