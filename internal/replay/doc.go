@@ -56,8 +56,8 @@
 //
 // A tool message's content is parsed as JSON when it is JSON, else passed
 // to the script as a string (content may also be an array of text parts,
-// or any JSON value). A tool message with "is_error": true (or "isError")
-// is the tool's failure: the call throws a ToolCallError whose message is
+// or any JSON value). A tool message with "is_error": true (or "isError":
+// true, "status": "error", or an "error" field) is the tool's failure: the call throws a ToolCallError whose message is
 // "<tool> failed: <content>" and whose result field is the parsed content.
 //
 // # The script

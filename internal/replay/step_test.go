@@ -249,7 +249,7 @@ try {
 } catch (e) {
   globalThis.__codemode_result__ = { isToolCallError: e instanceof ToolCallError, name: e.name, message: e.message, toolName: e.toolName, result: e.result };
 }`
-	for _, field := range []string{`"is_error":true`, `"isError":true`} {
+	for _, field := range []string{`"is_error":true`, `"isError":true`, `"status":"error"`} {
 		var errMsg Message
 		json.Unmarshal([]byte(`{"role":"tool","tool_call_id":"e_0","content":"{\"code\":429,\"message\":\"rate limited\"}",`+field+`}`), &errMsg)
 		resp, _ := wireStep(t, Request{Messages: []Message{code("e", src),
@@ -257,6 +257,12 @@ try {
 			errMsg,
 		}, Tools: []Tool{searchTool("web_search")}})
 		wantSuccess(t, resp, "e", `{"isToolCallError":true,"name":"ToolCallError","message":"web_search failed: {\"code\":429,\"message\":\"rate limited\"}","toolName":"web_search","result":{"code":429,"message":"rate limited"}}`)
+	}
+	// An "error" field instead of content.
+	var errField Message
+	json.Unmarshal([]byte(`{"role":"tool","tool_call_id":"e_0","error":"rate limited"}`), &errField)
+	if !errField.IsError || mustText(t, errField.Content) != "rate limited" {
+		t.Errorf("an error field: %+v", errField)
 	}
 	// Uncaught, it fails the block with the class and the hint.
 	resp, _ := wireStep(t, Request{Messages: []Message{code("u", `const { ToolCallError } = await import("@codemode/errors");

@@ -75,8 +75,9 @@ type Message struct {
 	// ToolCallID of a tool message: the call it answers.
 	ToolCallID string
 	// IsError marks a tool message as the tool's failure: the script's call
-	// throws a ToolCallError whose message is the content. (Decoded from
-	// "is_error" or "isError".)
+	// throws a ToolCallError whose message is the content. Decoded from
+	// "is_error": true, "isError": true, "status": "error", or an "error"
+	// field (whose value is the failure when there is no content).
 	IsError bool
 	// Result of a code_result message.
 	Result *CodeResult
@@ -161,6 +162,8 @@ type wireMessage struct {
 	ToolCallIDAlt string          `json:"toolCallId"`
 	IsError       bool            `json:"is_error"`
 	IsErrorAlt    bool            `json:"isError"`
+	Status        string          `json:"status"`
+	Error         json.RawMessage `json:"error"`
 	Result        *CodeResult     `json:"result"`
 }
 
@@ -180,7 +183,16 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	}
 	*m = Message{Role: w.Role, Content: w.Content, ID: w.ID, Code: w.Code, Now: w.Now,
 		ToolCallID: w.ToolCallID, IsError: w.IsError || w.IsErrorAlt, Result: w.Result}
-	if bytes.Equal(bytes.TrimSpace(m.Content), []byte("null")) {
+	if w.Role == RoleTool && (w.Status == "error" || !isNullJSON(w.Error)) {
+		// Other spellings of a failed result: {"status": "error"}, as the
+		// seed's code results say it, or an "error" field, whose value is
+		// the failure when there is no content.
+		m.IsError = true
+		if len(m.Content) == 0 && !isNullJSON(w.Error) {
+			m.Content = w.Error
+		}
+	}
+	if isNullJSON(m.Content) {
 		m.Content = nil
 	}
 	if m.Role == RoleCode && m.Code == "" {
@@ -204,6 +216,11 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Type: c.Type, Function: FunctionCall{Name: c.Function.Name, Arguments: args}})
 	}
 	return nil
+}
+
+func isNullJSON(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 }
 
 // argumentsText returns the JSON text of a call's arguments, given as a
