@@ -421,6 +421,28 @@ return out;`
 	wantError(t, steps[1], "SandboxLimitError", "timeoutMs")
 }
 
+// TestShapes: what a script's value is, with no tools at all.
+func TestShapes(t *testing.T) {
+	for _, tc := range []struct{ code, want string }{
+		{`return 1 + 1`, `2`},
+		{`1 + 1`, `2`},
+		{`async () => 42`, `42`},
+		{`async function main() { return "main"; }`, `"main"`},
+		{`globalThis.__codemode_result__ = 7`, `7`},
+		{`globalThis.__codemode_result__ = 7; console.log("x");`, `7`},
+		{`import { CodemodeError } from "@codemode/errors"; globalThis.__codemode_result__ = typeof CodemodeError;`, `"function"`},
+	} {
+		resp, _ := wireStep(t, Request{Messages: []Message{code("s", tc.code)}})
+		wantSuccess(t, resp, "s", tc.want)
+	}
+	resp, _ := wireStep(t, Request{Messages: []Message{code("s", `throw new TypeError("bad")`)}})
+	wantError(t, resp, "TypeError", "bad")
+	resp, _ = wireStep(t, Request{Messages: []Message{code("s", `return webSearch({ query: "x" })`)}})
+	if e := resp.Message.Result.Error; e.Name != "ReferenceError" || !strings.Contains(e.Hint, "tools") {
+		t.Errorf("an undefined tool: %+v", e)
+	}
+}
+
 // TestInputValidated: arguments that do not match the tool's parameters
 // throw SchemaValidationError in the script; nothing is sent to the client.
 func TestInputValidated(t *testing.T) {

@@ -219,7 +219,7 @@ func (ts *toolset) sources() (module, prelude string) {
 	names := make([]string, len(s.Tools))
 	locals := make([]string, len(s.Tools))
 	var exports []string
-	var globals [][2]string // global name, export
+	globals := [][2]string{} // global name, export
 	for i, t := range s.Tools {
 		ops[i] = run.ToolOp(s.ID, t.Name)
 		names[i] = t.ExportName
