@@ -219,3 +219,17 @@ try { await Promise.all([diverge(), later(1)]); } catch (e) { globalThis.__codem
 		}
 	}
 }
+
+// TestDeterministicWaitTimers: with WaitTimers the run also waits the
+// delays in real time; what the script sees is the same virtual clock.
+func TestDeterministicWaitTimers(t *testing.T) {
+	o := newDetHost(0).options()
+	o.Deterministic.WaitTimers = true
+	res := runJS(t, context.Background(), `const t0 = Date.now();
+await new Promise((r) => setTimeout(r, 30));
+globalThis.__codemode_result__ = Date.now() - t0;`, o)
+	wantOK(t, res)
+	if string(res.Result) != "30" {
+		t.Errorf("the virtual clock moved %s ms, want 30", res.Result)
+	}
+}
