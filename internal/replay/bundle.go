@@ -138,10 +138,7 @@ func (rc *Recorder) Record(info *run.Recording) func(*sandbox.Result, *run.Respo
 		det = o.Deterministic // the run is deterministic already: keep its clock
 	}
 	o.Deterministic = det
-	redact := o.Redact
-	if redact == nil {
-		redact = func(s string) string { return s }
-	}
+	redact := o.Redact.String // a nil Redactor redacts nothing
 	b := &Bundle{Format: BundleFormat, Code: info.Request.Code, Prelude: info.Extra.Prelude, Limits: info.Limits,
 		Seed: det.Seed, Now: det.Now, Modules: []BundleModule{}, Calls: []BundleCall{}}
 	if t := info.Extra.Transpile; t != nil {

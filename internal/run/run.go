@@ -29,6 +29,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
@@ -131,13 +132,13 @@ type Runner struct {
 	cat    *catalog.Catalog
 	caller Caller
 	opts   Options
-	redact redactor
+	redact *redact.Redactor
 }
 
 // New returns a Runner. caller performs tool calls unless opts.Caller
 // replaces it; it may be nil only if opts.Caller is set.
 func New(cfg *config.Config, cat *catalog.Catalog, caller Caller, opts *Options) *Runner {
-	r := &Runner{cfg: cfg, cat: cat, caller: caller, redact: newRedactor(cfg.Servers)}
+	r := &Runner{cfg: cfg, cat: cat, caller: caller, redact: redact.ForServers(cfg.Servers)}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -191,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	start := time.Now()
 	resp := r.runWith(ctx, req, x)
-	r.redact.response(resp)
+	r.redactResponse(resp)
 	if resp.recorded != nil {
 		resp.recorded()
 		resp.recorded = nil
@@ -245,7 +246,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		Handle:        v.handle,
 		Position:      out.Position,
 		Deterministic: det,
-		Redact:        r.redact.String,
+		Redact:        r.redact,
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {

@@ -30,7 +30,7 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 		return nil, err
 	}
 	if res.IsError {
-		return nil, toolFailed(serverID, t, res)
+		return nil, v.toolFailed(serverID, t, res)
 	}
 	out, err := Unwrap(res)
 	if err != nil {
@@ -95,7 +95,7 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		res = &mcp.CallToolResult{}
 	}
 	if res.IsError {
-		v.record(serverID, t.Name, d, toolFailed(serverID, t, res))
+		v.record(serverID, t.Name, d, v.toolFailed(serverID, t, res))
 	} else {
 		v.record(serverID, t.Name, d, nil)
 	}
@@ -131,13 +131,12 @@ func (v *View) count(serverID, tool string) error {
 func (v *View) Charge(op string) error { return v.count(op, "") }
 
 // record appends a trace entry. err, if any, is summarised as
-// "Class: summary" (see traceSummary), with the configured secrets removed
-// before it is cut to length, so that a secret straddling the cut does not
-// leave its first part behind.
+// "Class: summary" (see traceSummary) and clipped by the redactor, which
+// removes the configured secrets before it cuts.
 func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error) {
 	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil}
 	if err != nil {
-		e.Error = diag.Truncate(v.r.redact.String(string(err.Class)+": "+traceSummary(err)), 300)
+		e.Error = v.r.redact.Clip(string(err.Class)+": "+traceSummary(err), 300)
 	}
 	v.mu.Lock()
 	v.traceList = append(v.traceList, e)
@@ -273,8 +272,9 @@ func toolNotFound(s *catalog.Server, name string) *diag.Error {
 }
 
 // toolFailed turns an isError result into a ToolCallError carrying the
-// upstream's own text.
-func toolFailed(serverID string, t *catalog.Tool, res *mcp.CallToolResult) *diag.Error {
+// upstream's own text, clipped by the redactor (which redacts before it
+// cuts).
+func (v *View) toolFailed(serverID string, t *catalog.Tool, res *mcp.CallToolResult) *diag.Error {
 	var texts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok && tc.Text != "" {
@@ -289,7 +289,7 @@ func toolFailed(serverID string, t *catalog.Tool, res *mcp.CallToolResult) *diag
 	if full, err := json.Marshal(res); err == nil && len(full) <= 64<<10 {
 		fields["result"] = json.RawMessage(full)
 	}
-	return &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s (%s/%s) failed: %s", t.ExportName, serverID, t.Name, diag.Truncate(msg, 2000)),
+	return &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s (%s/%s) failed: %s", t.ExportName, serverID, t.Name, v.r.redact.Clip(msg, 2000)),
 		Hint: "read the tool's message; check the input with getTool(serverId, toolName) if it is about the arguments", Fields: fields}
 }
 

@@ -44,13 +44,10 @@ func (r *run) fatal(d diag.Diagnostic) {
 		return
 	}
 	r.failed = true
-	if r.opts.Redact != nil {
-		// Before clipping: a secret cut in half would escape redaction.
-		d.Message, d.Hint = r.opts.Redact(d.Message), r.opts.Redact(d.Hint)
-	}
-	d.Message = diag.Truncate(d.Message, diag.MaxMessageBytes)
-	d.Hint = diag.Truncate(d.Hint, diag.MaxMessageBytes)
-	d.Path = diag.Truncate(d.Path, 256)
+	// The redactor clips: it removes the secrets before it cuts.
+	d.Message = r.opts.Redact.Clip(d.Message, diag.MaxMessageBytes)
+	d.Hint = r.opts.Redact.Clip(d.Hint, diag.MaxMessageBytes)
+	d.Path = r.opts.Redact.Clip(d.Path, 256)
 	r.diags = append(r.diags, d)
 }
 

@@ -554,10 +554,8 @@ func (r *run) log(level Level, msg string) bool {
 	if r.logsTruncated {
 		return false
 	}
-	if r.opts.Redact != nil {
-		// Before measuring: a secret cut at the limit would not match.
-		msg = r.opts.Redact(msg)
-	}
+	// Redacted before it is measured, and cut by the redactor.
+	msg = r.opts.Redact.String(msg)
 	if len(r.res.Logs) >= logEntriesFor(r.opts.Limits.MaxLogBytes) {
 		r.logsTruncated, r.logsCapped = true, true
 		return false
@@ -566,7 +564,7 @@ func (r *run) log(level Level, msg string) bool {
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
 	if cost > left {
 		if left > 0 {
-			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: diag.Cut(msg, int(left)), TimeMs: r.elapsedMs()})
+			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: r.opts.Redact.Cut(msg, int(left)), TimeMs: r.elapsedMs()})
 		}
 		r.logBytes = r.opts.Limits.MaxLogBytes
 		r.logsTruncated = true

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/redact"
 )
 
 // Handler performs one async host operation requested by JavaScript through
@@ -106,10 +107,11 @@ type Options struct {
 	// Prelude lists modules imported, in order, before the agent's module:
 	// surfaces use them to define globals (servers as objects, say).
 	Prelude []string
-	// Redact, if set, removes secrets from log messages and diagnostics
-	// before they are measured and clipped: a secret cut in half by a
-	// limit would no longer match, and its first half would get out.
-	Redact func(string) string
+	// Redact removes secrets from log messages and diagnostics, and is
+	// what clips them (it redacts before it cuts: a secret cut in half by a
+	// limit would no longer match, and its first half would get out). nil
+	// redacts nothing and still clips.
+	Redact *redact.Redactor
 }
 
 // Level is a console level (§3.3.1).

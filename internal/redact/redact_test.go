@@ -1,0 +1,122 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// secret is made of characters the surrounding text and Marker never use,
+// so that any character of it left in an output is a leak.
+const secret = "QWZ#%!~@^&*+=XY|"
+
+const text = "a line of ordinary text\nthen the key " + secret + " and more\nand the key again:" + secret + "\nthe end\n"
+
+// leaked reports whether out holds any character of secret outside the
+// markers.
+func leaked(out string) bool {
+	return strings.ContainsAny(strings.ReplaceAll(out, Marker, ""), secret)
+}
+
+// Every clip redacts first, wherever the cut falls: a secret straddling the
+// cut leaves nothing of itself.
+func TestClipsRedactBeforeCutting(t *testing.T) {
+	r := New([]string{secret})
+	for n := 0; n <= len(text)+1; n++ {
+		for name, out := range map[string]string{
+			"Clip": r.Clip(text, n),
+			"Cut":  r.Cut(text, n),
+			"Tail": r.Tail(text, n),
+		} {
+			if leaked(out) {
+				t.Fatalf("%s(text, %d) = %q: part of the secret is left", name, n, out)
+			}
+			if name != "Clip" && len(out) > n {
+				t.Fatalf("%s(text, %d) is %d bytes", name, n, len(out))
+			}
+			if strings.Contains(out, "[REDAC") && strings.Count(out, "[REDAC") != strings.Count(out, Marker) {
+				t.Fatalf("%s(text, %d) = %q cuts a marker", name, n, out)
+			}
+		}
+	}
+	if got, want := r.Clip(text, 1000), strings.ReplaceAll(text, secret, Marker); got != want {
+		t.Errorf("Clip of the whole text = %q, want %q", got, want)
+	}
+	if got := r.Clip("0123456789", 4); got != "0123… [6 more bytes]" {
+		t.Errorf("Clip says what it cut: %q", got)
+	}
+}
+
+// Fragment is for a window cut out of a text that is gone: a piece of a
+// secret at a cut edge is removed too, however short.
+func TestFragmentRemovesPiecesAtCutEdges(t *testing.T) {
+	r := New([]string{secret})
+	for i := 0; i <= len(text); i++ {
+		for j := i; j <= len(text); j++ {
+			out := r.Fragment(text[i:j], i > 0, j < len(text))
+			if leaked(out) {
+				t.Fatalf("Fragment(text[%d:%d]) = %q: part of the secret is left", i, j, out)
+			}
+		}
+	}
+	// Only cut edges are trimmed: the same text, whole, keeps its ends.
+	if got := r.Fragment("XY| hello QW", false, false); got != "XY| hello QW" {
+		t.Errorf("uncut text changed: %q", got)
+	}
+	if got := r.Fragment("XY| hello QW", true, true); got != Marker+" hello "+Marker {
+		t.Errorf("cut text: %q", got)
+	}
+}
+
+// Overlapping secrets leave nothing of either; a secret inside another is
+// replaced with it.
+func TestOverlappingSecrets(t *testing.T) {
+	r := New([]string{"abcdef-1234", "1234-ghijkl", "cdef-12"})
+	for in, want := range map[string]string{
+		"x abcdef-1234-ghijkl y": "x " + Marker + " y",
+		"abcdef-1234 1234-ghijkl": Marker + " " + Marker,
+		"zcdef-12z":               "z" + Marker + "z",
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The forms a secret takes in JSON and Go quoting are found too.
+func TestQuotedForms(t *testing.T) {
+	const s = "pa\"ss\\word<&>\n\u2028end"
+	r := New([]string{s})
+	for _, in := range []string{
+		`{"p":"pa\"ss\\word\u003c\u0026\u003e\n\u2028end"}`, // Go's encoder
+		"{\"p\":\"pa\\\"ss\\\\word<&>\\n\u2028end\"}",      // JSON.stringify
+		`error: "pa\"ss\\word<&>\n\u2028end"`,              // %q
+	} {
+		if got := r.String(in); strings.Contains(got, "word") {
+			t.Errorf("String(%s) = %s", in, got)
+		}
+	}
+}
+
+func TestNilRedactor(t *testing.T) {
+	var r *Redactor
+	if New(nil) != nil || New([]string{""}) != nil || !r.Empty() {
+		t.Fatal("no secrets must give a nil Redactor")
+	}
+	if r.String("abc") != "abc" || r.Clip("abcdef", 3) != "abc… [3 more bytes]" || r.Tail("a\nbc\nd", 3) != "d" || r.Occurs("x") {
+		t.Error("a nil Redactor must clip and redact nothing")
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		p, t string
+		want int
+	}{
+		{"abc", "xxab", 2}, {"abc", "xxabc", 3}, {"aab", "aaaa", 2}, {"abab", "xabab", 4},
+		{"abc", "", 0}, {"", "abc", 0}, {"aaa", "a", 1}, {"abcabd", "abcabcab", 5},
+	} {
+		if got := overlap([]byte(tc.p), []byte(tc.t)); got != tc.want {
+			t.Errorf("overlap(%q, %q) = %d, want %d", tc.p, tc.t, got, tc.want)
+		}
+	}
+}
