@@ -126,4 +126,3 @@ func holds(v any, secret string) bool {
 	}
 	return false
 }
-

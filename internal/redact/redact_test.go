@@ -72,7 +72,7 @@ func TestFragmentRemovesPiecesAtCutEdges(t *testing.T) {
 func TestOverlappingSecrets(t *testing.T) {
 	r := New([]string{"abcdef-1234", "1234-ghijkl", "cdef-12"})
 	for in, want := range map[string]string{
-		"x abcdef-1234-ghijkl y": "x " + Marker + " y",
+		"x abcdef-1234-ghijkl y":  "x " + Marker + " y",
 		"abcdef-1234 1234-ghijkl": Marker + " " + Marker,
 		"zcdef-12z":               "z" + Marker + "z",
 	} {
@@ -88,8 +88,8 @@ func TestQuotedForms(t *testing.T) {
 	r := New([]string{s})
 	for _, in := range []string{
 		`{"p":"pa\"ss\\word\u003c\u0026\u003e\n\u2028end"}`, // Go's encoder
-		"{\"p\":\"pa\\\"ss\\\\word<&>\\n\u2028end\"}",      // JSON.stringify
-		`error: "pa\"ss\\word<&>\n\u2028end"`,              // %q
+		"{\"p\":\"pa\\\"ss\\\\word<&>\\n\u2028end\"}",       // JSON.stringify
+		`error: "pa\"ss\\word<&>\n\u2028end"`,               // %q
 	} {
 		if got := r.String(in); strings.Contains(got, "word") {
 			t.Errorf("String(%s) = %s", in, got)
