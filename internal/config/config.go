@@ -46,8 +46,16 @@ type Server struct {
 	// Stdio servers.
 	Command string
 	Args    []string
-	Env     map[string]string // added to the gateway's own environment
-	Cwd     string
+	Env     map[string]string // set in the child's environment, over what it inherits
+	// InheritEnv names the variables of the gateway's environment that the
+	// child inherits besides the minimal default set (the MCP TypeScript
+	// SDK's: HOME, LOGNAME, PATH, SHELL, TERM, USER; on Windows its list):
+	// names, and prefixes ending in "*". ["*"] ("inheritEnv": true in the
+	// file) is the whole environment less AuthTokenEnv. nil: the default
+	// set only, so that a tool printing its environment cannot hand the
+	// model the gateway's AWS_SECRET_ACCESS_KEY.
+	InheritEnv []string
+	Cwd        string
 
 	// Remote servers.
 	URL     string
@@ -62,9 +70,11 @@ type Server struct {
 	Unresolved []string
 
 	// Secrets are values that must never reach the model: every header
-	// value, every value that came from a ${VAR}, and env values whose name
-	// says they are secret (TOKEN, KEY, SECRET, PASSWORD, ...). The run
-	// layer redacts them from everything it returns.
+	// value, every value that came from a ${VAR}, env values whose name
+	// says they are secret (TOKEN, KEY, SECRET, PASSWORD, *_PAT, *_DSN, ...),
+	// the credentials of URLs, and values shaped like tokens (secrets.go
+	// has the rules). The upstream manager and the run layer redact them
+	// from everything that reaches the model.
 	Secrets []string
 }
 

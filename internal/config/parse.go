@@ -226,7 +226,7 @@ func closest(key string, allowed []string) string {
 
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
-	serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "timeoutMs", "disabled"}
+	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled"}
 	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir"}
 	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
@@ -315,6 +315,8 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			s.Args, err = p.strs(k, f.raw, `use an array of strings, e.g. ["-y", "@modelcontextprotocol/server-memory"]`, "")
 		case "env":
 			s.Env, envNames, err = p.strMap(k, f.raw, `use an object such as {"API_KEY": "${API_KEY}"}`, p.envName)
+		case "inheritEnv":
+			s.InheritEnv, err = p.inheritEnv(k, f.raw)
 		case "cwd":
 			s.Cwd, err = p.str(k, f.raw, "use a directory path as a string", true)
 		case "url":
@@ -394,7 +396,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			if secretName(k) {
 				s.Secrets = append(s.Secrets, v)
 			}
+			s.Secrets = append(s.Secrets, valueSecrets(v)...)
 		}
+		s.Secrets = append(s.Secrets, argSecrets(s.Args)...)
 		if err := exp(key+".cwd", &s.Cwd); err != nil {
 			return s, false, err
 		}
@@ -402,8 +406,8 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		if s.URL == "" {
 			return s, false, p.errf(key, `add "url", e.g. "http://localhost:3001/mcp"`, `a %s server needs "url"`, s.Transport)
 		}
-		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
-			return s, false, p.errf(key, `remove "command", "args", "env" and "cwd", or drop "type"/"url" to run it locally`, `a remote server cannot have "command", "args", "env" or "cwd"`)
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" || len(s.InheritEnv) > 0 {
+			return s, false, p.errf(key, `remove "command", "args", "env", "inheritEnv" and "cwd", or drop "type"/"url" to run it locally`, `a remote server cannot have "command", "args", "env", "inheritEnv" or "cwd"`)
 		}
 		if err := exp(key+".url", &s.URL); err != nil {
 			return s, false, err
@@ -446,6 +450,34 @@ func (p *parser) envName(key, name string) error {
 	return nil
 }
 
+// inheritEnv reads "inheritEnv": true (the whole environment, written
+// ["*"]), false (the default list only, nil), or a list of variable names,
+// each a name or a prefix ending in "*".
+func (p *parser) inheritEnv(key string, raw json.RawMessage) ([]string, error) {
+	const fix = `use true (the whole environment), or a list of variable names such as ["NODE_OPTIONS", "AWS_PROFILE", "NPM_CONFIG_*"]`
+	var b bool
+	if !isNull(raw) && json.Unmarshal(raw, &b) == nil {
+		if b {
+			return []string{"*"}, nil
+		}
+		return nil, nil
+	}
+	if describe(raw) != "an array" {
+		return nil, p.typeError(key, raw, "true, false or an array of variable names", fix, true)
+	}
+	names, err := p.strs(key, raw, fix, `use a variable name such as "NODE_OPTIONS"`)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if n == "" || strings.ContainsAny(n, "=\x00") || strings.Contains(strings.TrimSuffix(n, "*"), "*") {
+			return nil, p.errf(k, `use a variable name such as "NODE_OPTIONS", or a prefix ending in "*" such as "NPM_CONFIG_*"`, "%q is not a variable name or prefix", n)
+		}
+	}
+	return names, nil
+}
+
 // headerName refuses what net/http would refuse at the first request (RFC
 // 9110 token characters), so the mistake is reported with its key.
 func (p *parser) headerName(key, name string) error {
@@ -461,73 +493,6 @@ func (p *parser) headerName(key, name string) error {
 		return p.errf(key, `use a name such as "Authorization" or "X-Api-Key": letters, digits and "-", without ":" or spaces`, "%q is not a valid header name", name)
 	}
 	return nil
-}
-
-// secretName reports whether an environment variable's name says it holds a
-// credential.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "AUTH", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// urlSecrets returns the credentials written into a URL (raw, parsed as
-// u) itself, as
-// secret as a header, since the SDK quotes the URL in its errors: the
-// password of user:password@ (or the user, when it is a token alone) and
-// the query values whose names say they are secret (?api_key=...; not
-// ?version=2025-06-18). Each is given as written and decoded, as error
-// texts may quote either.
-func urlSecrets(raw string, u *url.URL) []string {
-	var out []string
-	both := func(raw string, unescape func(string) (string, error)) {
-		out = append(out, raw)
-		if v, err := unescape(raw); err == nil {
-			out = append(out, v)
-		}
-	}
-	if u.User != nil {
-		// As written: u.User re-encodes what it decoded, differently.
-		info := u.User.String()
-		if _, rest, ok := strings.Cut(raw, "://"); ok {
-			if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-				rest = rest[:end]
-			}
-			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				info = rest[:at]
-			}
-		}
-		user, pass, hasPass := strings.Cut(info, ":")
-		if hasPass {
-			both(pass, url.PathUnescape)
-		} else {
-			both(user, url.PathUnescape)
-		}
-	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
-		k, v, ok := strings.Cut(kv, "=")
-		if name, err := url.QueryUnescape(k); ok && err == nil && secretName(name) {
-			both(v, url.QueryUnescape)
-		}
-	}
-	return out
-}
-
-// secrets keeps the values long enough to be worth redacting: a short value
-// ("1", "true", "dev") would redact ordinary text and protects nothing.
-func secrets(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		if len(strings.TrimSpace(v)) >= 8 {
-			out = append(out, v)
-		}
-	}
-	sort.Strings(out)
-	return dedupe(out)
 }
 
 func dedupe(s []string) []string {
