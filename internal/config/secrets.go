@@ -40,8 +40,14 @@ var secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS
 var secretParts = map[string]bool{"PAT": true, "SK": true, "DSN": true, "PWD": true, "PW": true, "SAS": true,
 	"SIG": true, "HMAC": true, "SALT": true, "OTP": true, "PK": true, "APIKEY": true}
 
-// secretName reports whether the name of an environment variable, a query
+// SecretName reports whether the name of an environment variable, a query
 // parameter or a command-line flag says it holds a credential.
+func SecretName(name string) bool { return secretName(name) }
+
+// MinSecretBytes is the shortest value taken for a secret: a shorter one
+// ("1", "true", "dev") would redact ordinary text and protects nothing.
+const MinSecretBytes = 8
+
 func secretName(name string) bool {
 	parts := nameParts(name)
 	joined := strings.Join(parts, "")
@@ -262,12 +268,12 @@ func argSecrets(args []string) []string {
 	return out
 }
 
-// secrets keeps the values long enough to be worth redacting: a short value
-// ("1", "true", "dev") would redact ordinary text and protects nothing.
+// secrets keeps the values long enough to be worth redacting
+// (MinSecretBytes), sorted and without duplicates.
 func secrets(vals []string) []string {
 	var out []string
 	for _, v := range vals {
-		if len(strings.TrimSpace(v)) >= 8 {
+		if len(strings.TrimSpace(v)) >= MinSecretBytes {
 			out = append(out, v)
 		}
 	}

@@ -44,6 +44,10 @@ func (c *serverConn) closedErr(op string) *Error {
 // connectErr classifies a failed connection attempt. ctx is the attempt's
 // context; proc is the child, if we started one.
 func (c *serverConn) connectErr(ctx context.Context, err error, proc *process) *Error {
+	return redactErr(c.m.redact, c.classifyConnect(ctx, err, proc))
+}
+
+func (c *serverConn) classifyConnect(ctx context.Context, err error, proc *process) *Error {
 	e := &Error{ServerID: c.cfg.ID, Kind: StartFailed, Op: "connect", Err: err}
 	if proc != nil {
 		e.StderrTail = proc.stderr.Tail()
@@ -104,6 +108,10 @@ func startHint(c *serverConn, err error) string {
 
 // diedErr describes the end of a session we did not close.
 func (c *serverConn) diedErr(s *session, waitErr error) *Error {
+	return redactErr(c.m.redact, c.classifyDeath(s, waitErr))
+}
+
+func (c *serverConn) classifyDeath(s *session, waitErr error) *Error {
 	e := &Error{ServerID: c.cfg.ID, Kind: Died, Err: waitErr}
 	if s.proc != nil {
 		e.StderrTail = s.proc.stderr.Tail()
@@ -132,6 +140,10 @@ func (c *serverConn) diedErr(s *session, waitErr error) *Error {
 // callErr classifies a failed request. ctx is the caller's, callCtx the one
 // with the call timeout, d that timeout.
 func (c *serverConn) callErr(ctx, callCtx context.Context, s *session, op string, d time.Duration, err error) *Error {
+	return redactErr(c.m.redact, c.classifyCall(ctx, callCtx, s, op, d, err))
+}
+
+func (c *serverConn) classifyCall(ctx, callCtx context.Context, s *session, op string, d time.Duration, err error) *Error {
 	e := &Error{ServerID: c.cfg.ID, Op: op, Err: err}
 	var httpErr *HTTPStatusError
 	var wireErr *jsonrpc.Error

@@ -91,6 +91,13 @@ func addHelperTools(srv *mcp.Server) {
 		}
 		return text("done"), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash-with", Description: "writes text to stderr and exits with status 3"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, in.Text)
+		os.Exit(3)
+		return nil, nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits with status 3"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "panic: about to crash on purpose")
 		os.Exit(3)

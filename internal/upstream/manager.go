@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,6 +75,9 @@ type Manager struct {
 	servers  []*serverConn // config order
 	byID     map[string]*serverConn
 	httpBase http.RoundTripper // shared by remote servers, for connection reuse
+	// redact removes every server's secrets from what the servers send
+	// (redact.go); nil when there are none.
+	redact *redact.Redactor
 
 	// base is the parent of all connection attempts and shared fetches, and
 	// cancels every call when the Manager closes.
@@ -129,6 +134,13 @@ func New(servers []config.Server, opts *Options) *Manager {
 		m.httpBase = t.Clone() // our own pool, closed by Close
 	}
 	m.base, m.cancel = context.WithCancel(context.Background())
+	var secrets []string
+	environ := os.Environ()
+	for _, s := range servers {
+		secrets = append(secrets, s.Secrets...)
+		secrets = append(secrets, inheritedSecrets(environ, s)...)
+	}
+	m.redact = redact.New(secrets)
 	for _, s := range servers {
 		if _, dup := m.byID[s.ID]; dup {
 			m.log.Warn("duplicate upstream server id; keeping the first", slog.String("server", s.ID))
@@ -229,7 +241,7 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		return err
 	})
-	return res, err
+	return redactOut(m, res, err)
 }
 
 // normalizeArgs checks raw JSON arguments before they reach the SDK, which
@@ -307,7 +319,7 @@ func list[T any](ctx context.Context, m *Manager, id, capability, op string, pag
 		})
 		return err
 	})
-	return out, err
+	return redactOut(m, out, err)
 }
 
 // ReadResource reads one resource.
@@ -324,7 +336,7 @@ func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadRe
 		res, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
-	return res, err
+	return redactOut(m, res, err)
 }
 
 // GetPrompt gets one prompt with its arguments.
@@ -341,7 +353,7 @@ func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[strin
 		res, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 		return err
 	})
-	return res, err
+	return redactOut(m, res, err)
 }
 
 // Close closes every session (stdio children get their stdin closed, then

@@ -188,6 +188,7 @@ func newSnapshot(c *serverConn, s *session, tools []*mcp.Tool) *Snapshot {
 		snap.Instructions = ir.Instructions
 		snap.Capabilities = ir.Capabilities
 	}
+	redactSnapshot(c.m.redact, snap)
 	return snap
 }
 

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/codemode-mcp/codemode/internal/redact"
 )
 
 // tailSize is how much of a stdio server's stderr is kept for error messages.
@@ -21,9 +23,12 @@ const maxLogLine = 4 << 10
 // through the gateway's slog logger, which writes to the gateway's stderr and
 // never to stdout: stdout belongs to the MCP protocol when the gateway itself
 // is served over stdio. The last tailSize bytes are kept in a ring so that a
-// start failure or a death can show them.
+// start failure or a death can show them; Tail hands them out redacted, and
+// nothing else reads the ring, so that no unredacted stderr leaves the sink
+// to be clipped by someone else.
 type stderrSink struct {
-	log *slog.Logger
+	log    *slog.Logger
+	redact *redact.Redactor
 
 	mu   sync.Mutex
 	ring [tailSize]byte
@@ -31,8 +36,8 @@ type stderrSink struct {
 	line []byte // incomplete last line, at most maxLogLine bytes
 }
 
-func newStderrSink(log *slog.Logger) *stderrSink {
-	return &stderrSink{log: log}
+func newStderrSink(log *slog.Logger, r *redact.Redactor) *stderrSink {
+	return &stderrSink{log: log, redact: r}
 }
 
 // Write never fails: losing the child's stderr is better than making the
@@ -86,20 +91,26 @@ func (s *stderrSink) flush() {
 	}
 }
 
-// Tail returns the last tailSize bytes written, starting at a line boundary
-// when older output was dropped, as valid UTF-8.
+// Tail returns the last tailSize bytes written, redacted, starting at a
+// line boundary when older output was dropped, as valid UTF-8.
+//
+// The ring is itself a cut: when it has wrapped, its first bytes may be the
+// end of a secret whose start was dropped; and a server still running may
+// be in the middle of writing one. So it goes through Redactor.Fragment,
+// which removes such pieces, before anything else.
 func (s *stderrSink) Tail() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n <= tailSize {
-		return strings.ToValidUTF8(string(s.ring[:s.n]), "\uFFFD")
+		return s.redact.Fragment(strings.ToValidUTF8(string(s.ring[:s.n]), "\uFFFD"), false, true)
 	}
 	start := s.n % tailSize
 	buf := make([]byte, 0, tailSize)
 	buf = append(buf, s.ring[start:]...)
 	buf = append(buf, s.ring[:start]...)
-	if i := bytes.IndexByte(buf, '\n'); i >= 0 && i < len(buf)-1 {
-		buf = buf[i+1:]
+	out := s.redact.Fragment(string(buf), true, true)
+	if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
+		out = out[i+1:]
 	}
-	return strings.ToValidUTF8(string(buf), "\uFFFD")
+	return strings.ToValidUTF8(out, "\uFFFD")
 }

@@ -20,7 +20,7 @@ import (
 func TestStderrSink(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	s := newStderrSink(slog.New(slog.NewTextHandler(&logs, nil)).With("server", "x"))
+	s := newStderrSink(slog.New(slog.NewTextHandler(&logs, nil)).With("server", "x"), nil)
 	for i := range 1000 {
 		fmt.Fprintf(s, "line %d\r\n", i)
 	}
@@ -55,7 +55,7 @@ func TestStderrSink(t *testing.T) {
 
 	// A short tail is returned whole; a multi-byte rune cut by the ring
 	// start does not make invalid UTF-8.
-	s2 := newStderrSink(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s2 := newStderrSink(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	s2.Write([]byte("é" + strings.Repeat("é", tailSize/2)))
 	if tail := s2.Tail(); !utf8.ValidString(tail) || len(tail) > tailSize {
 		t.Errorf("tail of runes: valid %v, %d bytes", utf8.ValidString(tail), len(tail))

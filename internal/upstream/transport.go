@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -133,18 +132,10 @@ func isFrameTooLarge(err error) bool {
 
 func (m *Manager) newProcess(s config.Server, log *slog.Logger) *process {
 	cmd := exec.Command(s.Command, s.Args...)
-	// The child gets the gateway's environment, less the gateway's own
-	// credential, plus its own entries; a later duplicate wins in os/exec,
-	// so the config overrides the environment.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, config.AuthTokenEnv+"=")
-	})
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		env = append(env, k+"="+s.Env[k])
-	}
-	cmd.Env = env
+	// A minimal inherited environment plus the server's own (env.go).
+	cmd.Env = childEnv(os.Environ(), s)
 	cmd.Dir = s.Cwd
-	sink := newStderrSink(log)
+	sink := newStderrSink(log, m.redact)
 	// Not an *os.File, so os/exec copies the pipe into sink; Wait returns
 	// only once everything has been copied, so the tail is complete when
 	// the exit is recorded. WaitDelay stops a grandchild that inherited
@@ -275,7 +266,7 @@ func (m *Manager) httpClient(s config.Server, sse bool, lists *rawLists) *http.C
 	for k, v := range s.Headers {
 		h.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: m.httpBase, headers: h, authOnGET: sse, lists: lists}}
+	return &http.Client{Transport: &headerTransport{base: m.httpBase, headers: h, authOnGET: sse, lists: lists, redact: m.redact}}
 }
 
 // headerTransport adds headers and detects credential rejections.
@@ -294,7 +285,11 @@ type headerTransport struct {
 	headers   http.Header
 	authOnGET bool
 	lists     *rawLists // taps tools/list responses (rawschemas.go); may be nil
+	redact    *redact.Redactor
 }
+
+// maxAuthBody is how much of a 401/403 body the error quotes.
+const maxAuthBody = 512
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(t.headers) > 0 {
@@ -314,14 +309,22 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) &&
 		(req.Method != http.MethodGet || t.authOnGET) {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		// One byte more than is quoted, to know whether the body was cut:
+		// then its last bytes may be the start of a secret (an error page
+		// echoing the token), which Fragment removes.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAuthBody+1))
 		resp.Body.Close()
+		cut := len(body) > maxAuthBody
+		// Made valid UTF-8 before it is redacted: dropping bytes after
+		// would join the two halves of a secret split by an invalid one.
+		text := strings.ToValidUTF8(string(body[:min(len(body), maxAuthBody)]), "")
+		text = t.redact.Fragment(text, false, cut)
 		return nil, &HTTPStatusError{
 			StatusCode:      resp.StatusCode,
 			Method:          req.Method,
-			URL:             redactURL(req.URL),
-			WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
-			Body:            strings.ToValidUTF8(strings.TrimSpace(string(body)), ""),
+			URL:             t.redact.String(redactURL(req.URL)),
+			WWWAuthenticate: t.redact.String(resp.Header.Get("WWW-Authenticate")),
+			Body:            strings.TrimSpace(text),
 		}
 	}
 	if t.lists != nil {

@@ -1,0 +1,99 @@
+package upstream
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/redact"
+)
+
+// The Manager is the door through which everything a server sends enters
+// the gateway, and it redacts the configured secrets (config.Server.Secrets
+// of every server, and the secret-named variables a server inherits) on the
+// way in:
+//
+//   - snapshots: tool names, titles, descriptions, schemas, annotations, the
+//     server's instructions and serverInfo (newSnapshot);
+//   - resource and prompt lists, resource contents, prompts, tool results
+//     (the Manager's methods);
+//   - errors: the SDK's messages (which quote a remote URL), the server's
+//     JSON-RPC error texts, hints naming the URL, the stderr tail (redacted
+//     by the sink, whose ring is itself a cut) and a 401/403 body (redacted
+//     before it is cut, by headerTransport).
+//
+// So no configured secret reaches a script, a declaration, a search index or
+// a surface's tool description, and no later clip can split one that was
+// never there. Redacting tool results means a script cannot receive a
+// configured secret, and so cannot transform it (base64, reverse, split)
+// past the output redaction either.
+
+// redactTool returns t with its secrets redacted: t itself when it has none.
+// Schemas that are json.RawMessage (the server's own bytes, see
+// rawschemas.go) stay raw, redacted in place.
+func redactTool(r *redact.Redactor, t *mcp.Tool) *mcp.Tool {
+	if r.Empty() || t == nil {
+		return t
+	}
+	out := redact.Value(r, t)
+	if out == t {
+		return t
+	}
+	if out == nil { // did not survive the round trip: keep only what is safe
+		return &mcp.Tool{Name: r.String(t.Name), InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	if raw, ok := t.InputSchema.(json.RawMessage); ok {
+		out.InputSchema = r.JSON(raw)
+	}
+	if raw, ok := t.OutputSchema.(json.RawMessage); ok && raw != nil {
+		out.OutputSchema = r.JSON(raw)
+	}
+	return out
+}
+
+// redactSnapshot redacts a new snapshot in place, before anyone sees it.
+func redactSnapshot(r *redact.Redactor, s *Snapshot) {
+	if r.Empty() {
+		return
+	}
+	for i, t := range s.Tools {
+		s.Tools[i] = redactTool(r, t)
+	}
+	s.Instructions = r.String(s.Instructions)
+	s.Info = redact.Value(r, s.Info)
+	s.Capabilities = redact.Value(r, s.Capabilities)
+}
+
+// redactedError is an error whose text has been redacted; errors.Is and
+// errors.As still see the original.
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr redacts, in place, the texts of a new *Error that may quote
+// what a server sent or the configuration's values (a remote URL): the
+// cause's message, the hint and the operation. The stderr tail comes
+// redacted from the sink. classify.go calls it on every *Error it makes,
+// before the error is shared.
+func redactErr(r *redact.Redactor, e *Error) *Error {
+	if r.Empty() || e == nil {
+		return e
+	}
+	if e.Err != nil {
+		if msg := e.Err.Error(); r.Occurs(msg) {
+			e.Err = &redactedError{text: r.String(msg), err: e.Err}
+		}
+	}
+	e.Hint, e.Op, e.StderrTail = r.String(e.Hint), r.String(e.Op), r.String(e.StderrTail)
+	return e
+}
+
+// redactOut redacts what a Manager method returns (its errors are redacted
+// where classify.go makes them).
+func redactOut[T any](m *Manager, v T, err error) (T, error) {
+	return redact.Value(m.redact, v), err
+}

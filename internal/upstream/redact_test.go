@@ -1,0 +1,254 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
+	"github.com/codemode-mcp/codemode/internal/testutil"
+)
+
+const doorSecret = "sk-door-0123456789abcdef"
+
+// Everything a server sends comes out of the Manager redacted: the
+// snapshot (tools, instructions, serverInfo), resource and prompt lists,
+// resource contents, prompts, tool results (text, structured, isError) and
+// errors. Nothing downstream (declarations, search, surfaces, scripts)
+// ever holds the secret, so no later clip can cut it in two.
+func TestEverythingFromAServerIsRedacted(t *testing.T) {
+	t.Parallel()
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, opts := tr.serve(t, testutil.LeakyServer(doorSecret), nil)
+			cfg.Secrets = []string{doorSecret}
+			m, _ := newManager(t, []config.Server{cfg}, opts)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+
+			var got []any
+			add := func(what string, v any, err error) {
+				t.Helper()
+				if err != nil && what != "reject" {
+					t.Fatalf("%s: %v", what, err)
+				}
+				got = append(got, v)
+				if err != nil {
+					got = append(got, err.Error())
+				}
+			}
+			snap, err := m.Snapshot(ctx, "s")
+			add("snapshot", snap, err)
+			if snap != nil && len(snap.Tools) > 0 && tr.name != "memory" && tr.name != "memory-2025-11-25" {
+				if _, raw := snap.Tools[0].InputSchema.(json.RawMessage); !raw {
+					t.Errorf("a redacted schema is no longer the server's raw JSON: %T", snap.Tools[0].InputSchema)
+				}
+			}
+			rs, err := m.ListResources(ctx, "s")
+			add("resources", rs, err)
+			rt, err := m.ListResourceTemplates(ctx, "s")
+			add("templates", rt, err)
+			ps, err := m.ListPrompts(ctx, "s")
+			add("prompts", ps, err)
+			rr, err := m.ReadResource(ctx, "s", "leak://key")
+			add("read", rr, err)
+			gp, err := m.GetPrompt(ctx, "s", "login", nil)
+			add("get prompt", gp, err)
+			for _, tool := range []string{"leak", "fail"} {
+				res, err := m.CallTool(ctx, "s", tool, nil)
+				add(tool, res, err)
+			}
+			res, err := m.CallTool(ctx, "s", "reject", nil)
+			if err == nil {
+				t.Fatalf("reject: no error, result %s", mustJSON(t, res))
+			}
+			add("reject", res, err)
+			out := mustJSON(t, got)
+			if strings.Contains(out, doorSecret) || strings.Contains(out, "0123456789abcdef") {
+				t.Fatalf("the secret came through: %s", out)
+			}
+			if n := strings.Count(out, redact.Marker); n < 20 {
+				t.Errorf("only %d redactions in %s", n, out)
+			}
+		})
+	}
+}
+
+// A stdio server inherits only the default variables of the gateway's
+// environment: a tool that prints its environment cannot hand the model the
+// gateway's AWS key. inheritEnv widens it, and what it lets through under a
+// secret's name is redacted.
+func TestMinimalInheritedEnvironment(t *testing.T) {
+	const awsKey = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsKey)
+	t.Setenv("CODEMODE_TEST_PLAIN", "plain-value")
+	t.Setenv("CODEMODE_TEST_FUNC", "() { echo hi; }")
+	t.Setenv(config.AuthTokenEnv, "gateway-token-123456")
+	all := helperServer(t, "all", "server")
+	all.InheritEnv = []string{"*"}
+	some := helperServer(t, "some", "server")
+	some.InheritEnv = []string{"AWS_*", "CODEMODE_TEST_PLAIN"}
+	m, _ := newManager(t, []config.Server{helperServer(t, "default", "server"), all, some}, nil)
+	get := func(id, name string) string {
+		v, _, _ := strings.Cut(call(t, m, id, "env", map[string]any{"name": name}), "|")
+		return v
+	}
+	for _, tc := range []struct{ id, name, want string }{
+		{"default", "AWS_SECRET_ACCESS_KEY", ""},
+		{"default", "CODEMODE_TEST_PLAIN", ""},
+		{"default", "PATH", os.Getenv("PATH")},
+		{"all", "AWS_SECRET_ACCESS_KEY", redact.Marker},
+		{"all", "CODEMODE_TEST_PLAIN", "plain-value"},
+		{"all", "CODEMODE_TEST_FUNC", ""},
+		{"all", config.AuthTokenEnv, ""},
+		{"some", "AWS_SECRET_ACCESS_KEY", redact.Marker},
+		{"some", "CODEMODE_TEST_PLAIN", "plain-value"},
+		{"some", "HOME", os.Getenv("HOME")},
+	} {
+		if got := get(tc.id, tc.name); got != tc.want {
+			t.Errorf("%s sees %s=%q, want %q", tc.id, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestChildEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=k", "NPM_CONFIG_CACHE=/c", "BASH_FUNC_x%%=() { :; }", "X=1", "CODEMODE_AUTH_TOKEN=t"}
+	for _, tc := range []struct {
+		inherit []string
+		env     map[string]string
+		want    string
+	}{
+		{nil, nil, "PATH=/bin HOME=/h"},
+		{nil, map[string]string{"HOME": "/o", "A": "b"}, "PATH=/bin HOME=/h A=b HOME=/o"},
+		{[]string{"NPM_CONFIG_*", "X"}, nil, "PATH=/bin HOME=/h NPM_CONFIG_CACHE=/c X=1"},
+		{[]string{"*"}, nil, "PATH=/bin HOME=/h AWS_SECRET_ACCESS_KEY=k NPM_CONFIG_CACHE=/c X=1"},
+		{[]string{"CODEMODE_AUTH_TOKEN"}, nil, "PATH=/bin HOME=/h CODEMODE_AUTH_TOKEN=t"},
+	} {
+		got := strings.Join(childEnv(environ, config.Server{InheritEnv: tc.inherit, Env: tc.env}), " ")
+		if got != tc.want {
+			t.Errorf("inheritEnv %q env %v: %q, want %q", tc.inherit, tc.env, got, tc.want)
+		}
+	}
+}
+
+// straddle returns text of about n bytes in which the secret starts at
+// byte at (so that a cut at any offset inside it splits it), written in
+// characters the secret does not use.
+func straddle(n, at int, secret string) string {
+	filler := strings.Repeat("log line of the server ", n/23+2)
+	s := filler[:at] + secret + filler
+	return s[:n]
+}
+
+// secretChars is a secret whose characters the filler never uses, so that
+// any one of them left in an output is a leak.
+const secretChars = "QWZXYJKVG#%@^&*+=~|"
+
+func leakedChars(out string) bool {
+	return strings.ContainsAny(strings.ReplaceAll(out, redact.Marker, ""), secretChars)
+}
+
+// The stderr ring keeps the last 4 KiB; a secret straddling the start of
+// what it kept (its first part was dropped) leaves nothing of itself in
+// the tail, nor in the 1,024 bytes an error message repeats of it.
+func TestStderrTailRedactedAcrossTheCut(t *testing.T) {
+	r := redact.New([]string{secretChars})
+	for total := tailSize; total < tailSize+len(secretChars)+2; total++ {
+		for _, at := range []int{total - tailSize - len(secretChars) + 1, total - tailSize - 1, total - maxTailInMessage - 3, total - len(secretChars)/2} {
+			if at < 0 {
+				continue
+			}
+			s := newStderrSink(slog.New(slog.NewTextHandler(io.Discard, nil)), r)
+			text := straddle(total, at, secretChars)
+			// In pieces, as a pipe delivers it.
+			for i := 0; i < len(text); i += 1000 {
+				s.Write([]byte(text[i:min(i+1000, len(text))]))
+			}
+			tail := s.Tail()
+			e := &Error{ServerID: "x", Kind: Died, Err: fmt.Errorf("exit status 1"), StderrTail: tail}
+			if leakedChars(tail) || leakedChars(e.Error()) {
+				t.Fatalf("total %d, secret at %d: tail %q\nerror %q", total, at, tail, e.Error())
+			}
+		}
+	}
+}
+
+// A server that dies printing its key on stderr: the error carries the
+// tail, redacted.
+func TestStderrSecretRedactedInErrors(t *testing.T) {
+	t.Parallel()
+	s := helperServer(t, "h", "server")
+	s.Secrets = []string{"sk-stderr-0123456789"}
+	m, _ := newManager(t, []config.Server{s}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := m.CallTool(ctx, "h", "crash-with", map[string]any{"text": straddle(5000, 5000-tailSize-5, "sk-stderr-0123456789") + "\nkey sk-stderr-0123456789 rejected"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	e := asError(t, err, "h", Died)
+	if strings.Contains(err.Error()+e.StderrTail, "0123456789") || !strings.Contains(e.StderrTail, redact.Marker) {
+		t.Fatalf("error %q\ntail %q", err, e.StderrTail)
+	}
+}
+
+// A 401 body is quoted up to 512 bytes; a secret straddling the cut leaves
+// nothing of itself, wherever the cut falls in it.
+func TestAuthBodyRedactedAcrossTheCut(t *testing.T) {
+	r := redact.New([]string{secretChars})
+	for at := maxAuthBody - len(secretChars) - 1; at <= maxAuthBody+1; at++ {
+		body := straddle(maxAuthBody+200, at, secretChars)
+		tr := &headerTransport{redact: r, base: roundTrip(func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}, nil
+		})}
+		req := httptest.NewRequest("POST", "https://x.example/mcp", nil)
+		_, err := tr.RoundTrip(req)
+		if err == nil || leakedChars(err.Error()) {
+			t.Fatalf("secret at %d: %v", at, err)
+		}
+	}
+}
+
+// End to end: a remote server that answers 401 with a body echoing the
+// token, on a URL whose path holds another.
+func TestAuthErrorRedacted(t *testing.T) {
+	t.Parallel()
+	const token, pathToken = "tok-0123456789abcdef", "Xy12ab34Cd56ef78Gh90"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		fmt.Fprintf(w, "%s invalid token %s for %s", strings.Repeat("x", 500), token, r.URL.Path)
+	}))
+	t.Cleanup(hs.Close)
+	u := hs.URL + "/" + pathToken + "/mcp"
+	cfg, err := config.Parse("c.json", []byte(`{"mcpServers":{"r":{"url":"`+u+`","headers":{"Authorization":"Bearer `+token+`"}}}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newManager(t, cfg.Servers, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = m.Snapshot(ctx, "r")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	e := asError(t, err, "r", Auth)
+	all := err.Error() + e.Hint + m.Status("r").Err.Error()
+	if strings.Contains(all, "0123456789") || strings.Contains(all, pathToken) || strings.Contains(all, "tok-") {
+		t.Fatalf("error %q", all)
+	}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
