@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/testutil"
