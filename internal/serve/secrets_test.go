@@ -1,0 +1,116 @@
+package serve_test
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/serve"
+	"github.com/codemode-mcp/codemode/internal/testutil"
+	"github.com/codemode-mcp/codemode/internal/upstream"
+)
+
+const leakySecret = "sk-leaky-0123456789abcdef"
+
+// A server whose descriptions, instructions, schemas, resources, prompts,
+// results and errors all carry a configured secret: nothing of it reaches
+// the model on any surface, not in tools/list, declarations, search results
+// or run responses; and a script that transforms what it receives (hex,
+// reversed) cannot leak it either, because it never receives it.
+func TestNoSecretOnAnySurface(t *testing.T) {
+	t.Parallel()
+	cfg := testutil.Config(config.Server{Name: "leaky", Transport: config.Stdio, Command: "in-memory", Secrets: []string{leakySecret}})
+	cfg.Serve.Surfaces = []string{"run", "search-execute", "files", "emceepee"}
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"leaky": testutil.LeakyServer(leakySecret)}),
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { mgr.Close() })
+	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	g := &inproc{srv: srv, cs: connectInMemory(t, srv, "secrets")}
+
+	forbidden := []string{leakySecret, "0123456789abcdef", hex.EncodeToString([]byte(leakySecret)), reverse(leakySecret)}
+	check := func(what string, out []byte) {
+		t.Helper()
+		for _, f := range forbidden {
+			if strings.Contains(string(out), f) {
+				t.Errorf("%s: %q reached the model:\n%s", what, f, out)
+			}
+		}
+	}
+	list, err := g.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(list)
+	check("tools/list", b)
+	init, _ := json.Marshal(g.cs.InitializeResult())
+	check("initialize", init)
+
+	check("listToolFiles", g.call(t, "listToolFiles", map[string]any{}))
+	for _, f := range []string{"servers/leaky.d.ts", "codemode.d.ts"} {
+		check("readToolFile "+f, g.call(t, "readToolFile", map[string]any{"fileName": f}))
+	}
+	for _, typ := range []string{"all", "tools", "resources", "prompts", "servers"} {
+		check("codemode_search "+typ, g.call(t, "codemode_search", map[string]any{"query": "key|leak|.", "type": typ, "includeSchemas": true}))
+	}
+	check("search", g.call(t, "search", map[string]any{"code": "async (catalog) => catalog"}))
+	const transforms = `
+const hex = (s) => Array.from(String(s), (c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join("");
+const rev = (s) => String(s).split("").reverse().join("");
+const leaks = (v) => { const s = JSON.stringify(v); return { s, hex: hex(s), rev: rev(s) }; };`
+	check("execute", g.call(t, "execute", map[string]any{"code": `async () => {` + transforms + `
+const r = await leaky.leak({});
+let fail, reject;
+try { await leaky.fail({}); } catch (e) { fail = leaks([e.message, e.result]); }
+try { await leaky.reject({}); } catch (e) { reject = leaks(e.message); }
+return { r: leaks(r), fail, reject };
+}`}))
+	check("codemode_execute", g.call(t, "codemode_execute", map[string]any{"code": transforms + `
+const out = {};
+for (const [k, f] of Object.entries({
+  servers: () => mcp.listServers(), tools: () => mcp.listTools(), resources: () => mcp.listResources(),
+  templates: () => mcp.listResourceTemplates(), prompts: () => mcp.listPrompts(),
+  read: () => mcp.readResource("leaky", "leak://key"), prompt: () => mcp.getPrompt("leaky", "login", {}),
+  leak: () => mcp.callTool("leaky", "leak", {}), fail: () => mcp.callTool("leaky", "fail", {}),
+  reject: () => mcp.callTool("leaky", "reject", {}),
+})) {
+  try { out[k] = leaks(await f()); } catch (e) { out[k] = leaks(e.message); }
+}
+mcp.log(out);
+return out;`}))
+	check("codemode_run", g.call(t, "codemode_run", map[string]any{"code": transforms + `
+import * as d from "@codemode/discovery";
+import * as leaky from "@codemode/servers/leaky";
+const out = { meta: leaks(leaky.__meta__) };
+for (const [k, f] of Object.entries({
+  servers: () => d.listServers(), tools: () => d.listTools("leaky"), tool: () => d.getTool("leaky", "leak"),
+  search: () => d.searchTools("key"), leak: () => leaky.leak({}), fail: () => leaky.fail({}), reject: () => leaky.reject({}),
+})) {
+  try { out[k] = leaks(await f()); } catch (e) { out[k] = leaks([e.message, e.hint, e.result]); }
+}
+console.log(out);
+globalThis.__codemode_result__ = out;`}))
+	// And when the script fails with it in its message.
+	check("codemode_run failing", g.call(t, "codemode_run", map[string]any{"code": `
+import * as leaky from "@codemode/servers/leaky";
+await leaky.fail({});`}))
+	if !strings.Contains(string(g.call(t, "codemode_run", map[string]any{"code": `import * as leaky from "@codemode/servers/leaky";
+globalThis.__codemode_result__ = await leaky.leak({});`})), redact.Marker) {
+		t.Error("the leak tool's result is not marked as redacted")
+	}
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
