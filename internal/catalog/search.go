@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"math"
 	"sort"
 	"strings"
@@ -85,13 +86,27 @@ type Hit struct {
 	Score  float64
 }
 
+// MaxSearchWork is the most work SearchWithin does for one query, in term
+// lookups: a query of 100 terms over 100,000 tools.
+const MaxSearchWork = 20_000_000
+
 // Search returns the tools of servers that match query, best first, at most
 // limit of them (all when limit <= 0). Ties keep server order, then tool
-// name order, so results are deterministic.
+// name order, so results are deterministic. It is SearchWithin with a
+// budget of MaxSearchWork and no context.
 func Search(servers []*Server, query string, limit int) []Hit {
+	hits, _ := SearchWithin(NewBudget(context.Background(), MaxSearchWork, nil), servers, query, limit)
+	return hits
+}
+
+// SearchWithin is Search bounded by b: it charges b for every tool it
+// scores (one unit per query term, twice) and stops with b's error, and no
+// hits, when b refuses. Building a server's index, once per snapshot, is
+// not charged: it is linear in the catalog and shared by every search.
+func SearchWithin(b *Budget, servers []*Server, query string, limit int) ([]Hit, error) {
 	qterms := queryTerms(query)
 	if len(qterms) == 0 {
-		return searchNames(servers, query, limit)
+		return searchNames(b, servers, query, limit)
 	}
 	type ref struct {
 		s *Server
@@ -100,9 +115,13 @@ func Search(servers []*Server, query string, limit int) []Hit {
 	var docs []ref
 	var totalLen float64
 	df := map[string]float64{}
+	perDoc := 2*int64(len(qterms)) + 1 // the df pass and the scoring pass
 	for _, s := range servers {
 		ix := s.searchIndex()
 		for i := range ix.docs {
+			if err := b.Spend(perDoc); err != nil {
+				return nil, err
+			}
 			d := &ix.docs[i]
 			docs = append(docs, ref{s, d})
 			totalLen += d.length
@@ -114,7 +133,7 @@ func Search(servers []*Server, query string, limit int) []Hit {
 		}
 	}
 	if len(docs) == 0 {
-		return nil
+		return nil, nil
 	}
 	n := float64(len(docs))
 	avg := totalLen / n
@@ -142,21 +161,24 @@ func Search(servers []*Server, query string, limit int) []Hit {
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return hits
+	return hits, nil
 }
 
 // searchNames answers a query made only of stop words ("get", "list all"),
 // which ranking cannot use, with the tools whose names contain it: such a
 // query is almost always the start of tool names ("get" finds get-sum).
-func searchNames(servers []*Server, query string, limit int) []Hit {
+func searchNames(b *Budget, servers []*Server, query string, limit int) ([]Hit, error) {
 	ws := words(query)
 	if len(ws) == 0 {
-		return nil
+		return nil, nil
 	}
 	q := " " + strings.Join(ws, " ") + " "
 	var hits []Hit
 	for _, s := range servers {
 		for _, d := range s.searchIndex().docs {
+			if err := b.Spend(1 + int64(len(d.words)+len(q))/64); err != nil {
+				return nil, err
+			}
 			if strings.Contains(d.words, q) {
 				hits = append(hits, Hit{Server: s, Tool: d.tool, Score: 1})
 			}
@@ -165,7 +187,7 @@ func searchNames(servers []*Server, query string, limit int) []Hit {
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return hits
+	return hits, nil
 }
 
 // queryTerms returns the query's terms with weights: 1 for the words the

@@ -268,7 +268,17 @@ func (v *View) searchTools(ctx context.Context, payload json.RawMessage) (json.R
 		servers, _ = v.cat.All(ctx)
 	}
 	res := SearchResults{Query: q, Results: []ToolDefinition{}}
-	for _, h := range catalog.Search(servers, q, limit) {
+	// Bounded by the run (its deadline, its cancellation) and by the work
+	// one search may do, whatever the catalog's size.
+	hits, err := catalog.SearchWithin(catalog.NewBudget(ctx, catalog.MaxSearchWork, nil), servers, q, limit)
+	if errors.Is(err, catalog.ErrBudgetSpent) {
+		return nil, badArgument("searchTools", fmt.Sprintf("the query %q has too many terms to rank over %d servers' tools in one search", v.r.redact.Cut(q, 80), len(servers)),
+			"search with a few words that describe the tool, or pass serverId to search one server")
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hits {
 		d := Define(h.Tool, o.Detail)
 		d.ServerID = h.Server.ID
 		res.Results = append(res.Results, d)

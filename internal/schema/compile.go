@@ -66,7 +66,7 @@ func newCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020) // MCP: no $schema means 2020-12
 	c.UseLoader(noLoader{})
-	c.UseRegexpEngine(compileRegexp)
+	c.UseRegexpEngine(regexpEngine())
 	// Assert the same formats for every draft (the library would assert all
 	// of them for draft-07 and none for 2020-12), then switch off the ones
 	// servers use loosely.

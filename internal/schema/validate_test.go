@@ -403,3 +403,32 @@ func TestGoBuiltSchema(t *testing.T) {
 		t.Errorf("got %+v", viol)
 	}
 }
+
+// The backtracking patterns of one schema share one timeout: after one
+// times out, the others count as matching without being run, so a schema
+// full of catastrophic patterns costs one timeout, not one per pattern.
+func TestBacktrackingPatternsShareATimeout(t *testing.T) {
+	engine := regexpEngine()
+	slow, err := engine(`^(?=a)(a+)+$`) // a lookahead: not RE2, so backtracking
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := engine(`^(?=x)x$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.MatchString("y") {
+		t.Fatal("a pattern matched a string it does not match before any timeout")
+	}
+	if !slow.MatchString(strings.Repeat("a", 40) + "b") {
+		t.Fatal("a timed-out match must count as matching")
+	}
+	if !other.MatchString("y") {
+		t.Fatal("after a timeout, the schema's other backtracking patterns must count as matching")
+	}
+	// Another schema has its own.
+	fresh, _ := regexpEngine()(`^(?=x)x$`)
+	if fresh.MatchString("y") {
+		t.Fatal("a timeout leaked into another schema")
+	}
+}

@@ -3,13 +3,12 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/dlclark/regexp2"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,33 +98,6 @@ Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {du
 	}
 }
 
-// pattern compiles an ECMAScript regular expression, case-insensitively,
-// with a match timeout so that a catastrophic pattern cannot hang the
-// gateway. An empty pattern matches everything.
-func pattern(p string) (*regexp2.Regexp, error) {
-	if p == "" {
-		return nil, nil
-	}
-	re, err := regexp2.Compile(p, regexp2.ECMAScript|regexp2.IgnoreCase)
-	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression %q: %v", p, err)
-	}
-	re.MatchTimeout = 100 * time.Millisecond
-	return re, nil
-}
-
-func matches(re *regexp2.Regexp, texts ...string) bool {
-	if re == nil {
-		return true
-	}
-	for _, t := range texts {
-		if ok, _ := re.MatchString(t); ok {
-			return true
-		}
-	}
-	return false
-}
-
 type searchHit struct {
 	Server      string `json:"server"`
 	Name        string `json:"name,omitempty"`
@@ -148,13 +120,23 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if in.Type == "" {
 		in.Type = "all" // the schema's enum admits no other value
 	}
-	q, err := pattern(in.Query)
+	q, err := compileSearch(in.Query)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	sp, err := pattern(in.Server)
+	sp, err := compileSearch(in.Server)
 	if err != nil {
 		return errorResult(err.Error()), nil
+	}
+	// One budget for the whole search (search_regexp.go).
+	ctx, cancel := context.WithTimeout(ctx, searchTimeBudget)
+	defer cancel()
+	b := s.searchBudget(ctx)
+	// matches reports a match; once the budget refuses, it reports none,
+	// and the search runs out at once.
+	matches := func(re *searchRE, texts ...string) bool {
+		ok, err := re.match(b, texts...)
+		return ok && err == nil
 	}
 	want := func(t string) bool { return in.Type == "all" || in.Type == t }
 	out := map[string]any{}
@@ -162,11 +144,17 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 	servers, _ := s.reachable(ctx, view)
 	var tools, resources, prompts []searchHit
 	for _, srv := range servers {
+		if b.Err() != nil {
+			break
+		}
 		if !matches(sp, srv.ID, srv.Name) {
 			continue
 		}
 		if want("tools") {
 			for _, t := range srv.Tools {
+				if b.Err() != nil {
+					break
+				}
 				if matches(q, t.Name, t.Tool.Description) {
 					h := searchHit{Server: srv.ID, Name: t.Name, Description: t.Tool.Description}
 					if in.IncludeSchemas {
@@ -177,7 +165,7 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 			}
 		}
 		caps := srv.Snapshot.Capabilities
-		if want("resources") && s.mgr != nil && caps != nil && caps.Resources != nil {
+		if want("resources") && s.mgr != nil && caps != nil && caps.Resources != nil && b.Err() == nil {
 			if rs, err := s.mgr.ListResources(ctx, srv.ID); err == nil {
 				for _, r := range rs {
 					if matches(q, r.Name, r.URI, r.Description) {
@@ -186,7 +174,7 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 				}
 			}
 		}
-		if want("prompts") && s.mgr != nil && caps != nil && caps.Prompts != nil {
+		if want("prompts") && s.mgr != nil && caps != nil && caps.Prompts != nil && b.Err() == nil {
 			if ps, err := s.mgr.ListPrompts(ctx, srv.ID); err == nil {
 				for _, p := range ps {
 					if matches(q, p.Name, p.Description) {
@@ -205,7 +193,7 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if want("prompts") {
 		out["prompts"] = nonNilHits(prompts)
 	}
-	if want("servers") {
+	if want("servers") && b.Err() == nil {
 		var ss []serverStatus
 		for _, st := range e.statuses(ctx, view) {
 			if matches(sp, st.Name) && matches(q, st.Name) {
@@ -216,6 +204,12 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 			ss = []serverStatus{}
 		}
 		out["servers"] = ss
+	}
+	if err := b.Err(); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errorResult(stoppedSearch(err, b)), nil // the client is gone
+		}
+		out["incomplete"] = stoppedSearch(err, b)
 	}
 	return jsonResult(out), nil
 }
@@ -478,14 +472,19 @@ func (e emceepeeSurface) getPrompt(ctx context.Context, _ *run.View, c mcpCall) 
 // each returns.
 func listing(each func(emceepeeSurface, context.Context, *catalog.Server) []any) func(emceepeeSurface, context.Context, *run.View, mcpCall) (any, error) {
 	return func(e emceepeeSurface, ctx context.Context, v *run.View, c mcpCall) (any, error) {
-		re, err := pattern(c.str(0))
+		re, err := compileSearch(c.str(0))
 		if err != nil {
 			return nil, badCall(c.op, err.Error())
 		}
+		b := e.s.searchBudget(ctx)
 		servers, _ := e.s.reachable(ctx, v.Catalog())
 		out := []any{}
 		for _, srv := range servers {
-			if matches(re, srv.ID, srv.Name) {
+			ok, err := re.match(b, srv.ID, srv.Name)
+			if err != nil {
+				return nil, badCall(c.op, stoppedSearch(err, b))
+			}
+			if ok {
 				out = append(out, each(e, ctx, srv)...)
 			}
 		}

@@ -99,6 +99,9 @@ type Server struct {
 	// stateless is set when serving stateless HTTP: every request then has
 	// a session of its own, so a session remembers nothing.
 	stateless atomic.Bool
+	// searchHook, if set, sees every step of a regular-expression search
+	// (catalog.BudgetOptions.OnSpend); tests use it to cancel one midway.
+	searchHook func(ctx context.Context, used int64)
 }
 
 // New returns a Server for runner's catalog. mgr is used for the emceepee
