@@ -146,18 +146,13 @@ func Distance(a, b string) int {
 // whatever it throws.
 const MaxMessageBytes = 4096
 
-// Truncate cuts s to at most n bytes without splitting a UTF-8 character,
-// and says how much it cut: a reader must never mistake a clipped message
-// for the whole.
-func Truncate(s string, n int) string {
-	c := Cut(s, n)
-	if len(c) == len(s) {
-		return s
-	}
-	return c + fmt.Sprintf("… [%d more bytes]", len(s)-len(c))
-}
-
 // Cut cuts s to at most n bytes without splitting a UTF-8 character.
+//
+// It knows nothing of secrets: text bound for the model is clipped by
+// redact.Redactor (Clip, Cut, Tail), which redacts before it cuts (a secret
+// cut in two would escape redaction). Cut is for the rest (configuration
+// errors, log lines) and for package redact itself; a test in package redact
+// keeps it that way.
 func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s

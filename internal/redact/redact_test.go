@@ -44,6 +44,10 @@ func TestClipsRedactBeforeCutting(t *testing.T) {
 	if got := r.Clip("0123456789", 4); got != "0123… [6 more bytes]" {
 		t.Errorf("Clip says what it cut: %q", got)
 	}
+	// "é" is two bytes: a cut inside it backs off to its start.
+	if got := r.Clip("aéb", 2); got != "a… [3 more bytes]" {
+		t.Errorf("Clip splits a character: %q", got)
+	}
 }
 
 // Fragment is for a window cut out of a text that is gone: a piece of a

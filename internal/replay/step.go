@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/transpile"
@@ -191,7 +192,7 @@ func answer(tool string, rec recorded) (*mcp.CallToolResult, error) {
 		if value != nil {
 			result = value
 		}
-		return nil, &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s failed: %s", tool, diag.Truncate(text, 2000)),
+		return nil, &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("%s failed: %s", tool, noSecrets.Clip(text, 2000)),
 			Hint:   "the tool reported this failure: read its message; fix the input, or do without this call",
 			Fields: map[string]any{"serverId": ClientServerID, "toolName": tool, "result": result}}
 	}
@@ -374,5 +375,10 @@ func equalValues(a, b any) bool {
 	}
 }
 
+// noSecrets clips the client's texts for messages: a step knows no secrets
+// to redact (it calls only the client's tools, with the client's data), and
+// clipping is the redactor's (package redact), nil or not.
+var noSecrets *redact.Redactor
+
 // clip shortens a call's arguments for a message.
-func clip(s string) string { return diag.Truncate(s, 300) }
+func clip(s string) string { return noSecrets.Clip(s, 300) }
