@@ -241,7 +241,7 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		return err
 	})
-	return redactOut(m, res, err)
+	return redactResult(m, res, err)
 }
 
 // normalizeArgs checks raw JSON arguments before they reach the SDK, which

@@ -97,3 +97,76 @@ func redactErr(r *redact.Redactor, e *Error) *Error {
 func redactOut[T any](m *Manager, v T, err error) (T, error) {
 	return redact.Value(m.redact, v), err
 }
+
+// redactResult is redactOut for a tool result, the hot path, with a fast
+// check: a result whose every string this function knows how to read (text
+// blocks, structured content made of plain JSON values) and that holds no
+// secret is returned as it is, without the JSON encoding redact.Value
+// needs (which costs more than the scan: 0.5 ms for 64 KiB of text).
+// Anything else, or a result that holds a secret, goes through
+// redact.Value.
+func redactResult(m *Manager, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if m.redact.Empty() || res == nil || resultClean(m.redact, res) {
+		return res, err
+	}
+	return redactOut(m, res, err)
+}
+
+// resultClean reports whether res surely holds no secret.
+func resultClean(r *redact.Redactor, res *mcp.CallToolResult) bool {
+	// The SDK's client fills _meta (with the server's serverInfo).
+	if res.InputRequests != nil || res.RequestState != "" || !plainClean(r, map[string]any(res.Meta), 0) {
+		return false
+	}
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok || r.Occurs(tc.Text) || !plainClean(r, map[string]any(tc.Meta), 0) {
+			return false
+		}
+		if a := tc.Annotations; a != nil {
+			if r.Occurs(a.LastModified) {
+				return false
+			}
+			for _, role := range a.Audience {
+				if r.Occurs(string(role)) {
+					return false
+				}
+			}
+		}
+	}
+	return plainClean(r, res.StructuredContent, 0)
+}
+
+// plainClean reports whether v, a decoded JSON value, surely holds no
+// secret (in a string, a key or a number's literal).
+func plainClean(r *redact.Redactor, v any, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch v := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return !r.Occurs(v)
+	case float64, json.Number:
+		b, err := json.Marshal(v)
+		return err == nil && !r.Occurs(string(b))
+	case json.RawMessage:
+		return !r.Occurs(string(v))
+	case []any:
+		for _, x := range v {
+			if !plainClean(r, x, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, x := range v {
+			if r.Occurs(k) || !plainClean(r, x, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/testutil"
@@ -251,3 +253,70 @@ func TestAuthErrorRedacted(t *testing.T) {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The cost of redacting tool results at the door: a configured secret that
+// does not occur in the result (the usual case) costs one JSON encoding of
+// it and a scan; none configured costs nothing.
+func BenchmarkCallToolRedaction(b *testing.B) {
+	for _, size := range []int{16, 64 << 10, 1 << 20} {
+		for _, secrets := range []int{0, 1, 10} {
+			b.Run(fmt.Sprintf("result=%d/secrets=%d", size, secrets), func(b *testing.B) {
+				payload := strings.Repeat("lorem ipsum ", size/12+1)[:size]
+				srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+				srv.AddTool(&mcp.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text(payload), nil
+				})
+				cfg := config.Server{ID: "s", Name: "s"}
+				for i := range secrets {
+					cfg.Secrets = append(cfg.Secrets, fmt.Sprintf("sk-bench-%02d-0123456789", i))
+				}
+				m := New([]config.Server{cfg}, &Options{Dial: DialInMemory(map[string]*mcp.Server{"s": srv})})
+				defer m.Close()
+				ctx := context.Background()
+				if _, err := m.Snapshot(ctx, "s"); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.CallTool(ctx, "s", "a", nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The fast path of result redaction passes only results it can read whole
+// and that hold no secret; wherever else a secret hides, the result goes
+// through the full redaction.
+func TestResultFastPath(t *testing.T) {
+	const secret = "123456789012"
+	r := redact.New([]string{secret})
+	m := &Manager{redact: r}
+	for _, tc := range []struct {
+		name  string
+		res   *mcp.CallToolResult
+		clean bool
+	}{
+		{"plain", &mcp.CallToolResult{Meta: mcp.Meta{"server": "x"}, Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: map[string]any{"a": []any{1.5, "b", nil, true}}}, true},
+		{"text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "k=" + secret}}}, false},
+		{"meta", &mcp.CallToolResult{Meta: mcp.Meta{"k": []any{secret}}}, false},
+		{"annotation", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok", Annotations: &mcp.Annotations{LastModified: secret}}}}, false},
+		{"key", &mcp.CallToolResult{StructuredContent: map[string]any{"x" + secret: 1.0}}, false},
+		{"number", &mcp.CallToolResult{StructuredContent: map[string]any{"n": 123456789012.0}}, false},
+		{"image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
+	} {
+		if got := resultClean(r, tc.res); got != tc.clean {
+			t.Errorf("%s: clean = %v, want %v", tc.name, got, tc.clean)
+		}
+		out, _ := redactResult(m, tc.res, nil)
+		if b := mustJSON(t, out); strings.Contains(b, secret) {
+			t.Errorf("%s: %s", tc.name, b)
+		}
+		if tc.clean && out != tc.res {
+			t.Errorf("%s: a clean result was copied", tc.name)
+		}
+	}
+}
