@@ -143,6 +143,17 @@ func (r *Redactor) occursIn(b []byte) bool {
 	return false
 }
 
+// Bytes returns binary data b with every secret's bytes replaced by
+// Marker: b itself when none occurs. Binary parts of what a server sends
+// (images, audio, resource blobs) reach a script base64-encoded, which a
+// script can decode and no text matcher sees through.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r == nil || !r.occursIn(b) {
+		return b
+	}
+	return []byte(r.String(string(b)))
+}
+
 // String returns s with every secret replaced by Marker. Where secrets
 // overlap ("abcdef" and "defghi" in "abcdefghi") the whole stretch they
 // cover becomes one Marker, so that no part of either is left.

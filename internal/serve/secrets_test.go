@@ -64,13 +64,24 @@ func TestNoSecretOnAnySurface(t *testing.T) {
 	const transforms = `
 const hex = (s) => Array.from(String(s), (c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join("");
 const rev = (s) => String(s).split("").reverse().join("");
-const leaks = (v) => { const s = JSON.stringify(v); return { s, hex: hex(s), rev: rev(s) }; };`
+const b64 = (s) => { // base64 decoding, as a script would write it
+  const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  let bits = 0, n = 0, out = "";
+  for (const c of String(s).replace(/=+$/, "")) {
+    bits = (bits << 6) | abc.indexOf(c); n += 6;
+    if (n >= 8) { n -= 8; out += String.fromCharCode((bits >> n) & 255); }
+  }
+  return out;
+};
+const decoded = (v) => JSON.stringify(v, (k, x) => (k === "data" || k === "blob") && typeof x === "string" ? b64(x) : x);
+const leaks = (v) => { const s = decoded(v); return { s, hex: hex(s), rev: rev(s) }; };`
 	check("execute", g.call(t, "execute", map[string]any{"code": `async () => {` + transforms + `
 const r = await leaky.leak({});
+const bin = leaks(await leaky.binary({}));
 let fail, reject;
 try { await leaky.fail({}); } catch (e) { fail = leaks([e.message, e.result]); }
 try { await leaky.reject({}); } catch (e) { reject = leaks(e.message); }
-return { r: leaks(r), fail, reject };
+return { r: leaks(r), bin, fail, reject };
 }`}))
 	check("codemode_execute", g.call(t, "codemode_execute", map[string]any{"code": transforms + `
 const out = {};
@@ -79,6 +90,7 @@ for (const [k, f] of Object.entries({
   templates: () => mcp.listResourceTemplates(), prompts: () => mcp.listPrompts(),
   read: () => mcp.readResource("leaky", "leak://key"), prompt: () => mcp.getPrompt("leaky", "login", {}),
   leak: () => mcp.callTool("leaky", "leak", {}), fail: () => mcp.callTool("leaky", "fail", {}),
+  binary: () => mcp.callTool("leaky", "binary", {}),
   reject: () => mcp.callTool("leaky", "reject", {}),
 })) {
   try { out[k] = leaks(await f()); } catch (e) { out[k] = leaks(e.message); }
@@ -92,6 +104,7 @@ const out = { meta: leaks(leaky.__meta__) };
 for (const [k, f] of Object.entries({
   servers: () => d.listServers(), tools: () => d.listTools("leaky"), tool: () => d.getTool("leaky", "leak"),
   search: () => d.searchTools("key"), leak: () => leaky.leak({}), fail: () => leaky.fail({}), reject: () => leaky.reject({}),
+  binary: () => leaky.binary({}),
 })) {
   try { out[k] = leaks(await f()); } catch (e) { out[k] = leaks([e.message, e.hint, e.result]); }
 }

@@ -15,7 +15,8 @@ import (
 // an isError text and a JSON-RPC error. Redaction tests configure secret
 // and look for it in what reaches the model.
 //
-// Tools: "leak" returns the secret; "fail" is an isError result quoting it;
+// Tools: "leak" returns the secret; "binary" returns it inside image, audio
+// and blob data; "fail" is an isError result quoting it;
 // "reject" fails with a JSON-RPC error quoting it; "echo" returns its
 // "text" argument.
 func LeakyServer(secret string) *mcp.Server {
@@ -30,6 +31,14 @@ func LeakyServer(secret string) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key is " + secret}},
 			StructuredContent: map[string]any{"key": secret, "nested": []any{secret}}}, nil
 	})
+	// The secret in binary data, which reaches a script base64-encoded.
+	tool("binary", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.ImageContent{Data: []byte("PNG key=" + secret), MIMEType: "image/png"},
+			&mcp.AudioContent{Data: []byte("WAV key=" + secret), MIMEType: "audio/wav"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "leak://blob", MIMEType: "application/octet-stream", Blob: []byte("key=" + secret)}},
+		}}, nil
+	})
 	tool("fail", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied for key " + secret}}}, nil
 	})
@@ -43,7 +52,8 @@ func LeakyServer(secret string) *mcp.Server {
 	})
 	srv.AddResource(&mcp.Resource{URI: "leak://key", Name: "key " + secret, Description: "holds " + secret, MIMEType: "text/plain"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "leak://key", MIMEType: "text/plain", Text: "key=" + secret}}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "leak://key", MIMEType: "text/plain", Text: "key=" + secret},
+				{URI: "leak://key.bin", MIMEType: "application/octet-stream", Blob: []byte("key=" + secret)}}}, nil
 		})
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "leak://keys/{id}", Name: "keys", Description: "template " + secret},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -336,7 +336,15 @@ func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadRe
 		res, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
-	return redactOut(m, res, err)
+	res, err = redactOut(m, res, err)
+	if res != nil && !m.redact.Empty() {
+		for _, c := range res.Contents {
+			if c != nil {
+				c.Blob = m.redact.Bytes(c.Blob)
+			}
+		}
+	}
+	return res, err
 }
 
 // GetPrompt gets one prompt with its arguments.
@@ -353,7 +361,15 @@ func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[strin
 		res, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 		return err
 	})
-	return redactOut(m, res, err)
+	res, err = redactOut(m, res, err)
+	if res != nil && !m.redact.Empty() {
+		for _, msg := range res.Messages {
+			if msg != nil {
+				redactBinary(m.redact, msg.Content)
+			}
+		}
+	}
+	return res, err
 }
 
 // Close closes every session (stdio children get their stdin closed, then

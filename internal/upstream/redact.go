@@ -16,7 +16,8 @@ import (
 //   - snapshots: tool names, titles, descriptions, schemas, annotations, the
 //     server's instructions and serverInfo (newSnapshot);
 //   - resource and prompt lists, resource contents, prompts, tool results
-//     (the Manager's methods);
+//     (the Manager's methods), binary data included (images, audio, blobs:
+//     a script can decode their base64, so their bytes are searched too);
 //   - errors: the SDK's messages (which quote a remote URL), the server's
 //     JSON-RPC error texts, hints naming the URL, the stderr tail (redacted
 //     by the sink, whose ring is itself a cut) and a 401/403 body (redacted
@@ -109,7 +110,29 @@ func redactResult(m *Manager, res *mcp.CallToolResult, err error) (*mcp.CallTool
 	if m.redact.Empty() || res == nil || resultClean(m.redact, res) {
 		return res, err
 	}
-	return redactOut(m, res, err)
+	res, err = redactOut(m, res, err)
+	if res != nil {
+		for _, c := range res.Content {
+			redactBinary(m.redact, c)
+		}
+	}
+	return res, err
+}
+
+// redactBinary redacts, in place, the binary data of a content block that
+// the SDK decoded from base64 (a fresh value of this call's own): JSON
+// redaction sees it only base64-encoded, and a script can decode it.
+func redactBinary(r *redact.Redactor, c mcp.Content) {
+	switch c := c.(type) {
+	case *mcp.ImageContent:
+		c.Data = r.Bytes(c.Data)
+	case *mcp.AudioContent:
+		c.Data = r.Bytes(c.Data)
+	case *mcp.EmbeddedResource:
+		if c.Resource != nil {
+			c.Resource.Blob = r.Bytes(c.Resource.Blob)
+		}
+	}
 }
 
 // resultClean reports whether res surely holds no secret.

@@ -66,9 +66,29 @@ func TestEverythingFromAServerIsRedacted(t *testing.T) {
 			add("read", rr, err)
 			gp, err := m.GetPrompt(ctx, "s", "login", nil)
 			add("get prompt", gp, err)
-			for _, tool := range []string{"leak", "fail"} {
+			for _, tool := range []string{"leak", "fail", "binary"} {
 				res, err := m.CallTool(ctx, "s", tool, nil)
 				add(tool, res, err)
+				// Binary data is base64 in JSON: look in the bytes.
+				for _, c := range res.Content {
+					var data []byte
+					switch c := c.(type) {
+					case *mcp.ImageContent:
+						data = c.Data
+					case *mcp.AudioContent:
+						data = c.Data
+					case *mcp.EmbeddedResource:
+						data = c.Resource.Blob
+					}
+					if strings.Contains(string(data), doorSecret) {
+						t.Errorf("%s: the secret is in binary data: %q", tool, data)
+					}
+				}
+			}
+			for _, c := range rr.Contents {
+				if strings.Contains(string(c.Blob), doorSecret) {
+					t.Errorf("resource blob: %q", c.Blob)
+				}
 			}
 			res, err := m.CallTool(ctx, "s", "reject", nil)
 			if err == nil {
