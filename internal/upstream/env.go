@@ -74,15 +74,14 @@ func inherits(s config.Server, name string) bool {
 	return false
 }
 
-// inheritedSecrets returns the values a server inherits from environ whose
-// names say they are secret (beyond the default set, which holds none), so
-// that a server given "inheritEnv": true still has them redacted.
-func inheritedSecrets(environ []string, s config.Server) []string {
-	if len(s.InheritEnv) == 0 || transportOf(s) != config.Stdio {
-		return nil
-	}
+// environSecrets returns the values of environ whose names say they are
+// secret (config.SecretName). The Manager redacts them from what servers
+// send: a server given "inheritEnv": true sees them, and any server may
+// read them elsewhere (the gateway's /proc/<pid>/environ, the
+// ~/.aws/credentials that holds the same key).
+func environSecrets(environ []string) []string {
 	var out []string
-	for _, kv := range childEnv(environ, config.Server{InheritEnv: s.InheritEnv}) {
+	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
 		if config.SecretName(name) && len(strings.TrimSpace(val)) >= config.MinSecretBytes {
 			out = append(out, val)

@@ -134,11 +134,9 @@ func New(servers []config.Server, opts *Options) *Manager {
 		m.httpBase = t.Clone() // our own pool, closed by Close
 	}
 	m.base, m.cancel = context.WithCancel(context.Background())
-	var secrets []string
-	environ := os.Environ()
+	secrets := environSecrets(os.Environ())
 	for _, s := range servers {
 		secrets = append(secrets, s.Secrets...)
-		secrets = append(secrets, inheritedSecrets(environ, s)...)
 	}
 	m.redact = redact.New(secrets)
 	for _, s := range servers {

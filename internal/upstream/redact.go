@@ -10,8 +10,8 @@ import (
 
 // The Manager is the door through which everything a server sends enters
 // the gateway, and it redacts the configured secrets (config.Server.Secrets
-// of every server, and the secret-named variables a server inherits) on the
-// way in:
+// of every server, and the values of the gateway's own secret-named
+// environment variables, env.go) on the way in:
 //
 //   - snapshots: tool names, titles, descriptions, schemas, annotations, the
 //     server's instructions and serverInfo (newSnapshot);

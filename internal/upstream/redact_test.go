@@ -141,6 +141,11 @@ func TestMinimalInheritedEnvironment(t *testing.T) {
 			t.Errorf("%s sees %s=%q, want %q", tc.id, tc.name, got, tc.want)
 		}
 	}
+	// A server that finds the gateway's key some other way (its
+	// /proc/<ppid>/environ, a credentials file) still shows it redacted.
+	if got := call(t, m, "default", "echo", map[string]any{"text": "found " + awsKey}); got != "found "+redact.Marker {
+		t.Errorf("echo of the gateway's key: %q", got)
+	}
 }
 
 func TestChildEnv(t *testing.T) {
