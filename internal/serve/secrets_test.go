@@ -1,11 +1,14 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -126,4 +129,46 @@ func reverse(s string) string {
 		r[i], r[j] = r[j], r[i]
 	}
 	return string(r)
+}
+
+// End to end, with the real binary and the reference server's get-env tool:
+// the gateway's shell holds an AWS key and a GitHub token that no config
+// entry names; the server does not inherit them, so printing its
+// environment shows neither.
+func TestGetEnvShowsNoGatewaySecret(t *testing.T) {
+	t.Parallel()
+	const awsKey, ghToken = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY", "ghp_gatewayShellToken0123456789"
+	cfg := writeConfig(t, upstreams{"everything": everythingEntry(t)}, nil)
+	cmd := exec.Command(codemodeBin(t), "serve", "--config", cfg)
+	cmd.Env = baseEnv("AWS_SECRET_ACCESS_KEY="+awsKey, "GITHUB_TOKEN="+ghToken)
+	cmd.Dir = t.TempDir()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": `import { get_env } from "@codemode/servers/everything";
+globalThis.__codemode_result__ = await get_env({});`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	out := string(b)
+	if strings.Contains(out, awsKey) || strings.Contains(out, ghToken) || strings.Contains(out, "AWS_SECRET_ACCESS_KEY") || strings.Contains(out, "GITHUB_TOKEN") {
+		t.Fatalf("the gateway's environment reached the model: %s", out)
+	}
+	if !strings.Contains(out, "PATH") {
+		t.Fatalf("get-env did not run: %s\n%s", out, stderr.String())
+	}
 }
