@@ -158,8 +158,7 @@ func isUUID(s string) bool {
 // S3 and GCS presigned URLs, CloudFront) that carry the credential even
 // when their names say nothing of it.
 var signatureParams = map[string]bool{"sig": true, "signature": true, "x-amz-signature": true, "x-amz-credential": true,
-	"x-amz-security-token": true, "x-goog-signature": true, "x-goog-credential": true, "policy": true, "key-pair-id": true,
-	"code": true, "access_token": true, "id_token": true, "refresh_token": true, "client_secret": true}
+	"x-amz-security-token": true, "x-goog-signature": true, "x-goog-credential": true}
 
 // urlSecrets returns the credentials written into a URL (raw, parsed as
 // u), each as written and decoded (error texts may quote either): the

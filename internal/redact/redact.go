@@ -157,10 +157,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 // String returns s with every secret replaced by Marker. Where secrets
 // overlap ("abcdef" and "defghi" in "abcdefghi") the whole stretch they
 // cover becomes one Marker, so that no part of either is left.
-func (r *Redactor) String(s string) string {
-	out, _ := r.apply(s, false, false)
-	return out
-}
+func (r *Redactor) String(s string) string { return r.apply(s, false, false) }
 
 // Fragment redacts s, a piece cut out of a longer text that is no longer
 // available: cutBefore says text was dropped before s, cutAfter after it.
@@ -170,8 +167,7 @@ func (r *Redactor) String(s string) string {
 // two of ordinary text at a cut edge: at a place where text was cut anyway,
 // that costs nothing.
 func (r *Redactor) Fragment(s string, cutBefore, cutAfter bool) string {
-	out, _ := r.apply(s, cutBefore, cutAfter)
-	return out
+	return r.apply(s, cutBefore, cutAfter)
 }
 
 // Clip is the way to shorten text bound for the model: it redacts s, then
@@ -179,8 +175,8 @@ func (r *Redactor) Fragment(s string, cutBefore, cutAfter bool) string {
 // or a Marker) and says how much it cut, so that a reader never mistakes a
 // clipped message for the whole.
 func (r *Redactor) Clip(s string, n int) string {
-	out, marks := r.apply(s, false, false)
-	c := cutHead(out, marks, n)
+	out := r.String(s)
+	c := cutHead(out, n)
 	if len(c) == len(out) {
 		return out
 	}
@@ -189,24 +185,21 @@ func (r *Redactor) Clip(s string, n int) string {
 
 // Cut is Clip without the note: s redacted, then cut to at most n bytes.
 func (r *Redactor) Cut(s string, n int) string {
-	out, marks := r.apply(s, false, false)
-	return cutHead(out, marks, n)
+	return cutHead(r.String(s), n)
 }
 
 // Tail redacts s and returns the end of it, at most n bytes, without
 // trailing blank space; when it had to cut, it starts at a line boundary if
-// there is one (never inside a UTF-8 character or a Marker).
+// there is one (never inside a UTF-8 character or a Marker). A nil
+// Redactor's Tail clips text that is already redacted.
 func (r *Redactor) Tail(s string, n int) string {
-	out, marks := r.apply(s, false, false)
-	out = strings.TrimRight(out, " \t\r\n")
+	out := strings.TrimRight(r.String(s), " \t\r\n")
 	if len(out) <= n {
 		return out
 	}
 	start := len(out) - max(n, 0)
-	for _, m := range marks {
-		if m < start && start < m+len(Marker) {
-			start = m + len(Marker)
-		}
+	if m := markerAround(out, start); m >= 0 {
+		start = m + len(Marker)
 	}
 	for start < len(out) && !utf8.RuneStart(out[start]) {
 		start++
@@ -218,42 +211,53 @@ func (r *Redactor) Tail(s string, n int) string {
 	return out
 }
 
-// cutHead cuts out, which has Markers at marks, to at most n bytes.
-func cutHead(out string, marks []int, n int) string {
+// cutHead cuts out to at most n bytes, before a Marker the cut would split.
+func cutHead(out string, n int) string {
 	if len(out) <= n {
 		return out
 	}
 	n = max(n, 0)
-	for _, m := range marks {
-		if m < n && n < m+len(Marker) {
-			n = m
-		}
+	if m := markerAround(out, n); m >= 0 {
+		n = m
 	}
 	return diag.Cut(out, n)
 }
 
+// markerAround returns where the Marker that a cut at i would split starts,
+// or -1. Markers are found as text, so that text redacted earlier (by
+// another Redactor, or before it was stored) is cut as carefully.
+func markerAround(s string, i int) int {
+	lo := max(i-len(Marker)+1, 0)
+	hi := min(i+len(Marker)-1, len(s))
+	if lo >= hi {
+		return -1
+	}
+	if j := strings.Index(s[lo:hi], Marker); j >= 0 && lo+j < i {
+		return lo + j
+	}
+	return -1
+}
+
 // apply replaces the secrets of s (and, at cut edges, pieces of them) with
-// Marker, and returns where in the output each Marker starts.
-func (r *Redactor) apply(s string, cutBefore, cutAfter bool) (string, []int) {
+// Marker.
+func (r *Redactor) apply(s string, cutBefore, cutAfter bool) string {
 	if r == nil || s == "" {
-		return s, nil
+		return s
 	}
 	spans := r.spans(s, cutBefore, cutAfter)
 	if len(spans) == 0 {
-		return s, nil
+		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	marks := make([]int, 0, len(spans))
 	prev := 0
 	for _, sp := range spans {
 		b.WriteString(s[prev:sp[0]])
-		marks = append(marks, b.Len())
 		b.WriteString(Marker)
 		prev = sp[1]
 	}
 	b.WriteString(s[prev:])
-	return b.String(), marks
+	return b.String()
 }
 
 // spans returns the stretches of s to replace, sorted and merged.
@@ -267,8 +271,15 @@ func (r *Redactor) spans(s string, cutBefore, cutAfter bool) [][2]int {
 				if j < 0 {
 					break
 				}
-				spans = append(spans, [2]int{i + j, i + j + len(fs)})
-				i += j + 1 // overlapping occurrences too
+				sp := [2]int{i + j, i + j + len(fs)}
+				// Overlapping occurrences too ("aaaa" in "aaaaa"), merged
+				// as they are found.
+				if n := len(spans); n > 0 && spans[n-1][1] >= sp[0] && spans[n-1][0] <= sp[0] {
+					spans[n-1][1] = max(spans[n-1][1], sp[1])
+				} else {
+					spans = append(spans, sp)
+				}
+				i += j + 1
 			}
 		}
 	}

@@ -84,6 +84,17 @@ func TestOverlappingSecrets(t *testing.T) {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// Overlapping occurrences of one secret make one stretch.
+	r = New([]string{"aaaaaaaa"})
+	for in, want := range map[string]string{
+		"xaaaaaaaaaaay":            "x" + Marker + "y",
+		"aaaaaaaa aaaaaaaa":        Marker + " " + Marker,
+		strings.Repeat("a", 1<<16): Marker,
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // The forms a secret takes in JSON and Go quoting are found too.

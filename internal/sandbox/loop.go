@@ -554,9 +554,8 @@ func (r *run) log(level Level, msg string) bool {
 	if r.logsTruncated {
 		return false
 	}
-	// Measured redacted, and cut by the redactor (from the original, so
-	// that it knows where its markers are and cuts none in two).
-	raw := msg
+	// Measured redacted, and cut by the redactor (which cuts no marker in
+	// two).
 	msg = r.opts.Redact.String(msg)
 	if len(r.res.Logs) >= logEntriesFor(r.opts.Limits.MaxLogBytes) {
 		r.logsTruncated, r.logsCapped = true, true
@@ -566,7 +565,7 @@ func (r *run) log(level Level, msg string) bool {
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
 	if cost > left {
 		if left > 0 {
-			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: r.opts.Redact.Cut(raw, int(left)), TimeMs: r.elapsedMs()})
+			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: r.opts.Redact.Cut(msg, int(left)), TimeMs: r.elapsedMs()})
 		}
 		r.logBytes = r.opts.Limits.MaxLogBytes
 		r.logsTruncated = true

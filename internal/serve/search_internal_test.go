@@ -25,7 +25,7 @@ import (
 const evilQuery = `^(\w+\s?)*\.$`
 
 // bigCatalog serves n tools whose descriptions are 30 words ending in "!".
-func bigCatalog(t *testing.T, n int) *Server {
+func bigCatalog(t testing.TB, n int) *Server {
 	t.Helper()
 	up := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	desc := strings.Repeat("word ", 29) + "word!"
@@ -239,5 +239,20 @@ func TestSearchSurfaceRegexStops(t *testing.T) {
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !strings.Contains(text, "CANCELLED") && !strings.Contains(text, "SANDBOX_LIMIT") {
 		t.Fatalf("result: %s", text)
+	}
+}
+
+// codemode_search over 10,000 tools: the issue's catastrophic pattern and
+// an ordinary one.
+func BenchmarkSearch10kTools(b *testing.B) {
+	s := bigCatalog(b, 10_000)
+	for name, q := range map[string]string{"catastrophic": evilQuery, "ordinary": "tool_0042|inventory"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if res := search(context.Background(), s, emceepeeSearchArgs{Query: q, Type: "tools"}); res.IsError {
+					b.Fatal(res.Content)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/redact"
 )
 
 // Kind classifies an upstream failure so that callers can react without
@@ -83,7 +85,7 @@ type Error struct {
 	Op  string
 	Err error
 	// StderrTail is the last ~4 KiB the (stdio) server wrote to stderr, if
-	// any, cut at a line boundary.
+	// any, cut at a line boundary, with the secrets redacted.
 	StderrTail string
 	// Hint is one corrective action.
 	Hint string
@@ -95,6 +97,10 @@ type Error struct {
 // maxTailInMessage bounds how much of the stderr tail Error() repeats; the
 // whole tail stays in StderrTail.
 const maxTailInMessage = 1024
+
+// redacted clips text that was redacted when it was stored (StderrTail: the
+// stderr sink hands out nothing else), keeping its markers whole.
+var redacted *redact.Redactor
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -129,7 +135,7 @@ func (e *Error) Error() string {
 	if e.RetryIn > 0 {
 		fmt.Fprintf(&b, "; restarting in %s", roundDuration(e.RetryIn))
 	}
-	if tail := lastLines(e.StderrTail, maxTailInMessage); tail != "" {
+	if tail := redacted.Tail(e.StderrTail, maxTailInMessage); tail != "" {
 		fmt.Fprintf(&b, "; stderr: %q", tail)
 	}
 	return b.String()
@@ -157,20 +163,6 @@ func roundDuration(d time.Duration) string {
 	default:
 		return d.Round(time.Second).String()
 	}
-}
-
-// lastLines returns the end of s, at most max bytes, starting at a line
-// boundary when it had to cut, without trailing blank space.
-func lastLines(s string, max int) string {
-	s = strings.TrimRight(s, " \t\r\n")
-	if len(s) <= max {
-		return s
-	}
-	s = s[len(s)-max:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-		s = s[i+1:]
-	}
-	return strings.ToValidUTF8(s, "")
 }
 
 // HTTPStatusError is the cause of an [Auth] error: the upstream answered an
