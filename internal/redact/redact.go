@@ -49,6 +49,9 @@ type Redactor struct {
 	// first[c] is set when some form starts with byte c, for a quick
 	// "can anything occur here" test.
 	first [256]bool
+	// scan finds any of many forms in one pass (nil for few forms, which
+	// strings.Contains finds faster one by one).
+	scan *scanner
 }
 
 // New returns a Redactor for secrets, or nil when there are none. Empty
@@ -80,6 +83,9 @@ func New(secrets []string) *Redactor {
 	for _, f := range forms {
 		r.forms = append(r.forms, []byte(f))
 		r.first[f[0]] = true
+	}
+	if len(r.forms) > manyForms {
+		r.scan = newScanner(r.forms)
 	}
 	return r
 }
@@ -123,6 +129,9 @@ func (r *Redactor) Occurs(s string) bool {
 	if r == nil {
 		return false
 	}
+	if r.scan != nil && len(s) >= r.scan.w {
+		return occurs(r.scan, s)
+	}
 	for _, f := range r.forms {
 		if strings.Contains(s, string(f)) {
 			return true
@@ -134,6 +143,9 @@ func (r *Redactor) Occurs(s string) bool {
 func (r *Redactor) occursIn(b []byte) bool {
 	if r == nil {
 		return false
+	}
+	if r.scan != nil && len(b) >= r.scan.w {
+		return occurs(r.scan, b)
 	}
 	for _, f := range r.forms {
 		if bytes.Contains(b, f) {

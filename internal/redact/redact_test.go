@@ -135,3 +135,53 @@ func TestOverlap(t *testing.T) {
 		}
 	}
 }
+
+// With many secrets Occurs scans once (scan.go); it must agree with
+// looking for each form in turn, wherever a secret is.
+func TestManySecretsScan(t *testing.T) {
+	var secrets []string
+	for i := range 12 {
+		secrets = append(secrets, strings.Repeat(string(rune('a'+i)), i+1)+"-secret-"+string(rune('A'+i)))
+	}
+	secrets = append(secrets, `q"uote\d-secret`)
+	r := New(secrets)
+	if r.scan == nil {
+		t.Fatal("no scanner for many secrets")
+	}
+	naive := func(s string) bool {
+		for _, f := range r.forms {
+			if strings.Contains(s, string(f)) {
+				return true
+			}
+		}
+		return false
+	}
+	filler := strings.Repeat("lorem ipsum-secret- ", 20)
+	for _, f := range r.forms {
+		for _, at := range []int{0, 1, 7, len(filler) / 2, len(filler)} {
+			for _, s := range []string{filler[:at] + string(f) + filler[at:], filler[:at] + string(f[:len(f)-1]) + filler[at:], string(f), string(f[1:])} {
+				if got, want := r.Occurs(s), naive(s); got != want {
+					t.Fatalf("Occurs(%q) = %v, want %v", s, got, want)
+				}
+				if got, want := r.occursIn([]byte(s)), naive(s); got != want {
+					t.Fatalf("occursIn(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzManySecretsScan(f *testing.F) {
+	r := New([]string{"alpha-secret-1", "beta-secret-22", "gamma-secret-333", "delta-secret-4444", "eps-secret-5"})
+	f.Add("xx alpha-secret-1 yy")
+	f.Add("delta-secret-444")
+	f.Fuzz(func(t *testing.T, s string) {
+		want := false
+		for _, form := range r.forms {
+			want = want || strings.Contains(s, string(form))
+		}
+		if r.Occurs(s) != want {
+			t.Fatalf("Occurs(%q) != %v", s, want)
+		}
+	})
+}

@@ -345,3 +345,30 @@ func TestResultFastPath(t *testing.T) {
 		}
 	}
 }
+
+// The redaction step alone, on a result that holds no secret: the fast
+// path's scan, and the JSON round trip it avoids.
+func BenchmarkRedactResult(b *testing.B) {
+	for _, size := range []int{64 << 10, 1 << 20} {
+		res := text(strings.Repeat("lorem ipsum ", size/12+1)[:size])
+		for _, secrets := range []int{1, 10} {
+			var list []string
+			for i := range secrets {
+				list = append(list, fmt.Sprintf("sk-bench-%02d-0123456789", i))
+			}
+			m := &Manager{redact: redact.New(list)}
+			b.Run(fmt.Sprintf("result=%d/secrets=%d/scan", size, secrets), func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					redactResult(m, res, nil)
+				}
+			})
+			b.Run(fmt.Sprintf("result=%d/secrets=%d/roundtrip", size, secrets), func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					redactOut(m, res, nil)
+				}
+			})
+		}
+	}
+}
