@@ -35,7 +35,9 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 			v.mu.Lock()
 			v.importFails[id] = true
 			v.mu.Unlock()
-			return "", &diag.Error{Class: de.Class, Message: fmt.Sprintf("cannot import %q: %s", spec, de.Message), Hint: de.Hint}
+			// The sandbox throws it into the script as it is: `await
+			// import()` rejects with this class, hint and fields.
+			return "", &diag.Error{Class: de.Class, Message: fmt.Sprintf("cannot import %q: %s", spec, de.Message), Hint: de.Hint, Fields: de.Fields}
 		}
 		return ServerModuleSource(s), nil
 	}

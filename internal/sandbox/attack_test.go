@@ -68,8 +68,9 @@ globalThis.__codemode_result__ = { outcome, pwned: globalThis.pwned === true };
 }
 
 // notEvaluated: the string never ran, and the attempt threw a TypeError,
-// EvalError or ReferenceError (or, for a static import, the run failed to
-// link). A SyntaxError would mean the string was compiled.
+// EvalError or ReferenceError, or the CodemodeError of an import the host
+// refused (or, for a static import, the run failed to link). A SyntaxError
+// would mean the string was compiled.
 func notEvaluated(t *testing.T, res *Result) {
 	t.Helper()
 	for _, l := range res.Logs {
@@ -91,9 +92,9 @@ func notEvaluated(t *testing.T, res *Result) {
 		t.Fatal("code from a string ran (globalThis.pwned is set)")
 	}
 	switch out.Outcome {
-	case "TypeError", "EvalError", "ReferenceError":
+	case "TypeError", "EvalError", "ReferenceError", "CodemodeError":
 	default:
-		t.Errorf("the attempt ended with %q, want a TypeError, EvalError or ReferenceError", out.Outcome)
+		t.Errorf("the attempt ended with %q, want a TypeError, EvalError, ReferenceError or CodemodeError", out.Outcome)
 	}
 }
 

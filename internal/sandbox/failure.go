@@ -142,17 +142,10 @@ func (r *run) evalFailure(err error) {
 }
 
 func (r *run) importFailure(err error, prefix string) {
-	d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ImportFailure, Message: prefix + err.Error(),
-		Hint: "import only @codemode/discovery, @codemode/errors and @codemode/servers/<serverId>; listServers() from @codemode/discovery lists the server ids"}
-	var de *diag.Error
-	if errors.As(err, &de) {
-		d.Message = prefix + de.Message
-		if de.Hint != "" {
-			d.Hint = de.Hint
-		}
-		if de.Class != diag.CodemodeError {
-			d.ErrorClass = de.Class
-		}
+	de := importInfo(err)
+	d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ImportFailure, Message: prefix + de.Message, Hint: de.Hint}
+	if de.Class != diag.CodemodeError {
+		d.ErrorClass = de.Class
 	}
 	r.fatal(d)
 }
@@ -211,8 +204,10 @@ func (r *run) uncaught(info, prefix string) {
 		r.interrupted()
 		return
 	}
+	// The error a failed import threw (vm.go failingModule), from a static
+	// import or from an `await import()` that nothing caught.
 	for _, ie := range r.importErrs {
-		if mentions(d.Message, ie.Error()) {
+		if de := importInfo(ie); d.ErrorClass == string(de.Class) && d.Message == de.Message {
 			r.importFailure(ie, prefix)
 			return
 		}
@@ -238,18 +233,6 @@ func (r *run) uncaught(info, prefix string) {
 		out.Hint = "catch the exception or fix its cause"
 	}
 	r.fatal(out)
-}
-
-// mentions reports whether msg quotes reason, whole or cut short: the
-// engine builds a failed dynamic import's TypeError ("module load failed:
-// <reason>") in a fixed buffer of 256 bytes.
-func mentions(msg, reason string) bool {
-	if strings.Contains(msg, reason) {
-		return true
-	}
-	head := reason[:min(len(reason), 48)]
-	i := strings.Index(msg, head)
-	return i >= 0 && strings.HasPrefix(reason, msg[i:])
 }
 
 // stackPath returns the agent-source location of the innermost frame of the

@@ -621,3 +621,39 @@ func TestTimersCancelledOnce(t *testing.T) {
 		t.Errorf("%s", diagString(res))
 	}
 }
+
+// A failed import rejects `await import()` with the resolver's
+// @codemode/errors class, hint and fields (a plain error becomes a
+// CodemodeError), caught without leaving an unhandled rejection behind; a
+// static import of it is IMPORT_FAILURE with the class.
+func TestImportFailureIsTheErrorClass(t *testing.T) {
+	opts := &Options{Limits: Limits{Timeout: 5 * time.Second}, Resolve: func(_ context.Context, spec string) (string, error) {
+		if spec == "@codemode/servers/plain" {
+			return "", fmt.Errorf("module %q is broken", spec)
+		}
+		return "", diag.Errorf(diag.ServerNotFoundError, "call listServers()", map[string]any{"serverId": "nope", "available": []string{"a", "b"}}, "there is no server %q", "nope")
+	}}
+	res := runJS(t, context.Background(), `import { ServerNotFoundError, CodemodeError } from "@codemode/errors";
+const out = [];
+for (const id of ["nope", "nope", "plain"]) {
+  try { await import("@codemode/servers/" + id); } catch (e) {
+    out.push([e instanceof ServerNotFoundError, e instanceof CodemodeError, e.name, e.message, e.hint, e.serverId ?? null, e.available ?? null]);
+  }
+}
+globalThis.__codemode_result__ = out;`, opts)
+	wantResult(t, res, `[[true,true,"ServerNotFoundError","there is no server \"nope\"","call listServers()","nope",["a","b"]],
+[true,true,"ServerNotFoundError","there is no server \"nope\"","call listServers()","nope",["a","b"]],
+[false,true,"CodemodeError","module \"@codemode/servers/plain\" is broken","`+importHint+`",null,null]]`)
+
+	for _, code := range []string{
+		`import * as m from "@codemode/servers/nope"; m;`,
+		`import { f } from "@codemode/servers/nope"; f;`,
+		`await import("@codemode/servers/nope");`,
+	} {
+		res := runJS(t, context.Background(), code, opts)
+		d := wantDiag(t, res, diag.ImportFailure)
+		if d.ErrorClass != diag.ServerNotFoundError || d.Hint != "call listServers()" || !strings.HasSuffix(d.Message, `there is no server "nope"`) {
+			t.Errorf("%s: %s", code, diagString(res))
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	_ "embed"
 
 	"modernc.org/quickjs"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
 )
 
 // vm is the seam between the event loop and the JavaScript engine: the few
@@ -78,6 +81,7 @@ export const classes = h.classes;
 export const freeze = h.freeze;
 export const deepFreeze = h.deepFreeze;
 export const bindTools = h.bindTools;
+export const importError = h.importError;
 `
 
 const errorsModule = `import { classes } from "@codemode/internal";
@@ -301,11 +305,56 @@ func (v *qjsVM) load(_ *quickjs.VM, name string) (string, error) {
 	case agentSpecifier:
 		return v.agentSrc, nil
 	}
-	return v.h.resolve(name)
+	src, err := v.h.resolve(name)
+	if err != nil {
+		// Not an error for the engine, which would turn it into a plain
+		// TypeError ("module load failed: ..."): a module whose evaluation
+		// throws the @codemode/errors instance the failure describes, so
+		// that `await import(...)` rejects with a real ServerNotFoundError
+		// (instanceof, hint, fields; §7.1, §7.3). A static import of it
+		// fails the same way before any agent code runs; failure.go
+		// reports either as IMPORT_FAILURE when nothing catches it.
+		return failingModule(err), nil
+	}
+	return src, nil
 }
 
-// importError is what normalize and load return; the engine wraps its text
-// into a TypeError ("module load failed: ...").
+// failingModule is the source of a module whose evaluation throws the error
+// a failed import carries (see importInfo), by awaiting its rejection (see
+// importError in bootstrap.js).
+func failingModule(err error) string {
+	info := importInfo(err)
+	data, err := json.Marshal(map[string]any{"class": info.Class, "message": info.Message, "hint": info.Hint, "fields": info.Fields})
+	if err != nil { // a field JSON cannot carry: the error without its fields
+		data, _ = json.Marshal(map[string]any{"class": info.Class, "message": info.Message, "hint": info.Hint})
+	}
+	quoted, _ := json.Marshal(string(data))
+	return `import { importError } from "@codemode/internal";` + "\nawait importError(" + string(quoted) + ");\n"
+}
+
+// importHint is the hint of an import failure that brings none.
+const importHint = "import only @codemode/discovery, @codemode/errors and @codemode/servers/<serverId>; listServers() from @codemode/discovery lists the server ids"
+
+// importInfo is the error a failed import throws: a *diag.Error as it is
+// (its class, hint and fields), anything else as a CodemodeError.
+func importInfo(err error) *diag.Error {
+	var de *diag.Error
+	if errors.As(err, &de) {
+		c := *de
+		if c.Class == "" {
+			c.Class = diag.CodemodeError
+		}
+		if c.Hint == "" {
+			c.Hint = importHint
+		}
+		return &c
+	}
+	return &diag.Error{Class: diag.CodemodeError, Message: err.Error(), Hint: importHint}
+}
+
+// importError is what normalize returns (and load, for a run without a
+// resolver); the engine wraps normalize's text into a TypeError ("module
+// normalization failed: ...").
 type importError struct {
 	specifier, reason string
 }

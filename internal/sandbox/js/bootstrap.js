@@ -1080,6 +1080,16 @@
     }
     return v;
   };
+  // importError is the rejected promise that the module of a failed import
+  // awaits (vm.go failingModule), with the host's description as a
+  // @codemode/errors instance. Awaited rather than thrown: the engine runs
+  // a module body as an async function, and a synchronous throw would leave
+  // that function's own promise rejected with no handler, which the run
+  // would report as an unhandled rejection even when the script caught the
+  // import's.
+  internal.importError = function importError(data) {
+    return rejected(hostError(parse(data)));
+  };
   defineProperty(g, "__cm_handoff", { value: freeze(internal), writable: false, enumerable: false, configurable: true });
 
   H.install(fail, fire, watch, result, describe, determinize);
