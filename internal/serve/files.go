@@ -164,8 +164,11 @@ func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in r
 	if end <= 0 || end > len(lines) {
 		end = len(lines)
 	}
+	if start > len(lines) {
+		return errorResult(fmt.Sprintf("startLine %d is past the end of %s, which has %d lines", in.StartLine, name, len(lines))), nil
+	}
 	if start > end {
-		return errorResult(fmt.Sprintf("startLine %d is after endLine %d (the file has %d lines)", in.StartLine, end, len(lines))), nil
+		return errorResult(fmt.Sprintf("startLine %d is after endLine %d (%s has %d lines)", in.StartLine, in.EndLine, name, len(lines))), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines[start-1:end], "\n")}}}, nil
 }
