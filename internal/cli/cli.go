@@ -19,6 +19,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -30,10 +31,6 @@ const (
 	ExitFailed = 1 // the run reported an error diagnostic
 	ExitUsage  = 2 // bad flags, bad config
 )
-
-// Version is the gateway's version, set at build time with
-// -ldflags "-X github.com/codemode-mcp/codemode/internal/cli.Version=...".
-var Version = "dev"
 
 // env is what a command runs with.
 type env struct {
@@ -79,7 +76,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case "proxy":
 		return e.proxy(args[1:])
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "codemode", Version)
+		fmt.Fprintln(stdout, "codemode", buildinfo.Describe())
 		return ExitOK
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
@@ -168,7 +165,6 @@ func (e *env) open(c common, opts *upstream.Options) (*gateway, int) {
 	}
 	o.Logger = log
 	o.CallTimeout = cfg.CallTimeout
-	o.ClientVersion = Version
 	mgr := upstream.New(cfg.Servers, &o)
 	return &gateway{cfg: cfg, mgr: mgr, cat: catalog.New(mgr), log: log}, ExitOK
 }

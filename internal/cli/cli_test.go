@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
@@ -161,8 +166,64 @@ func TestTypesOutDir(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, stdout, _ := invoke(t, "", "version")
-	if code != ExitOK || !strings.HasPrefix(stdout, "codemode ") {
+	if code != ExitOK || stdout != "codemode "+buildinfo.Describe()+"\n" || !strings.Contains(stdout, runtime.Version()) {
 		t.Fatalf("exit %d: %q", code, stdout)
+	}
+}
+
+// A binary built from a git checkout says which commit it was built from:
+// `codemode version` carries the VCS revision the toolchain stamped.
+func TestVersionNamesTheRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary from a clone")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// The source as it is, committed to a fresh repository: the toolchain
+	// stamps VCS information only where .git is a directory, which a
+	// worktree's is not, and only a clean tree has a plain revision.
+	files := strings.Split(strings.TrimRight(git("-C", testutil.Root(), "ls-files", "-z", "--cached", "--others", "--exclude-standard"), "\x00"), "\x00")
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(testutil.Root(), f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted, not yet committed
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(src, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("-C", src, "init", "--quiet")
+	git("-C", src, "add", ".")
+	git("-C", src, "-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "--quiet", "-m", "test")
+	rev := git("-C", src, "rev-parse", "HEAD")
+	bin := filepath.Join(dir, "codemode")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/codemode")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "codemode v0.0.0-<time>-<rev12> (revision <rev> of <time>; go1.x os/arch)"
+	if got := string(out); !strings.HasPrefix(got, "codemode v0.0.0-") || !strings.Contains(got, rev[:12]+" (revision "+rev+" of ") || strings.Contains(got, "uncommitted") {
+		t.Errorf("codemode version = %q; want the revision %s", got, rev)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
@@ -82,7 +83,7 @@ func (e *env) serve(args []string) int {
 		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
 	}
 	r := run.New(g.cfg, g.cat, caller, opts)
-	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: Version, CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log}))})
+	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: buildinfo.Version(), CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log}))})
 
 	// Work stops on a signal; the server itself keeps running until the
 	// runs in flight are done or the grace period ends.

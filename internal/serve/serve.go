@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
@@ -48,7 +49,7 @@ import (
 // Options configure a Server. All fields are optional.
 type Options struct {
 	Logger *slog.Logger
-	// Version is reported in serverInfo.
+	// Version is reported in serverInfo. Default: buildinfo.Version().
 	Version string
 	// WarmupTimeout bounds how long tools/list waits for the first catalog
 	// (connecting every upstream) before answering with what it has; a
@@ -129,7 +130,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		s.opts.WarmupTimeout = 10 * time.Second
 	}
 	if s.opts.Version == "" {
-		s.opts.Version = "dev"
+		s.opts.Version = buildinfo.Version()
 	}
 	s.log = s.opts.Logger
 	for _, name := range s.cfg.Serve.Surfaces {

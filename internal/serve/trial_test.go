@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/config"
 )
 
@@ -77,5 +78,14 @@ func TestReadToolFilePastTheEnd(t *testing.T) {
 		if !res.IsError || !strings.Contains(res.text(), tc.want) {
 			t.Errorf("%v: %s", tc.args, res.Content)
 		}
+	}
+}
+
+// serverInfo carries the build's version, not a placeholder.
+func TestServerInfoVersion(t *testing.T) {
+	t.Parallel()
+	g := newInproc(t, true, nil, "run")
+	if v := g.cs.InitializeResult().ServerInfo.Version; v != buildinfo.Version() || v == "" || v == "dev" {
+		t.Errorf("serverInfo.version = %q, want %q", v, buildinfo.Version())
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,7 +29,7 @@ type Options struct {
 	// the gateway is served over stdio.
 	Logger *slog.Logger
 	// ClientName and ClientVersion are the clientInfo sent in initialize.
-	// Default "codemode" and the module version.
+	// Default "codemode" and buildinfo.Version().
 	ClientName, ClientVersion string
 	// CallTimeout bounds each request of a server whose config sets no
 	// timeoutMs. Default config.DefaultCallTimeout.
@@ -106,7 +106,7 @@ func New(servers []config.Server, opts *Options) *Manager {
 		o.ClientName = "codemode"
 	}
 	if o.ClientVersion == "" {
-		o.ClientVersion = moduleVersion()
+		o.ClientVersion = buildinfo.Version()
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = config.DefaultCallTimeout
@@ -153,13 +153,6 @@ func New(servers []config.Server, opts *Options) *Manager {
 		m.byID[s.ID] = c
 	}
 	return m
-}
-
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // Servers returns the configured servers in order. They share maps with the
