@@ -6,7 +6,7 @@
 // (runtime/debug.ReadBuildInfo): the module version of a `go install
 // ...@v1.2.3`, or the version the toolchain derives from the VCS state of a
 // checkout (a pseudo-version, "+dirty" when there were uncommitted
-// changes), else the VCS revision; a release build can also set it with
+// changes), else the VCS revision, else "dev"; a release build can also set it with
 // -ldflags "-X github.com/codemode-mcp/codemode/internal/buildinfo.version=v1.2.3".
 // [Describe] adds the revision, its time and the Go toolchain.
 package buildinfo
@@ -25,8 +25,10 @@ var version string
 
 // Info is what is known about this build.
 type Info struct {
-	// Version is a module version ("v1.2.3", a pseudo-version), "devel+"
-	// and the abbreviated VCS revision, or "devel" when nothing is known.
+	// Version is a module version ("v1.2.3", a pseudo-version), "dev+"
+	// and the abbreviated VCS revision, or "dev" when nothing is known (a
+	// test binary, go build -buildvcs=false). It is short: the gateway's
+	// serverInfo, with it, rides on every response.
 	Version string
 	// Revision is the full VCS revision, Time its commit time (RFC 3339),
 	// Modified whether the working tree had uncommitted changes; empty
@@ -92,12 +94,12 @@ func fromBuildInfo(bi *debug.BuildInfo, override string) Info {
 	case bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)":
 		i.Version = bi.Main.Version
 	case i.Revision != "":
-		i.Version = "devel+" + i.Revision[:min(len(i.Revision), 12)]
+		i.Version = "dev+" + i.Revision[:min(len(i.Revision), 12)]
 		if i.Modified {
 			i.Version += "-dirty"
 		}
 	default:
-		i.Version = "devel"
+		i.Version = "dev"
 	}
 	return i
 }
