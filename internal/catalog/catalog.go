@@ -98,6 +98,9 @@ type Tool struct {
 	Name       string // canonical MCP name
 	ExportName string // §6.1 identifier
 	Tool       *mcp.Tool
+	// TaskSupport is the tool's declared execution.taskSupport when it is
+	// "optional" or "required" (see upstream.Snapshot.TaskSupport), else "".
+	TaskSupport string
 
 	// Compiled input validation, built on first use by whoever needs it;
 	// the catalog only keeps it. See Once.
@@ -130,7 +133,7 @@ func newServer(snap *upstream.Snapshot) *Server {
 		byExport: make(map[string]*Tool, len(names)),
 	}
 	for _, mt := range snap.Tools {
-		t := &Tool{Name: mt.Name, ExportName: exports[mt.Name], Tool: mt}
+		t := &Tool{Name: mt.Name, ExportName: exports[mt.Name], Tool: mt, TaskSupport: snap.TaskSupport[mt.Name]}
 		s.Tools = append(s.Tools, t)
 		s.byName[t.Name] = t
 		s.byExport[t.ExportName] = t
@@ -138,6 +141,11 @@ func newServer(snap *upstream.Snapshot) *Server {
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].Name < s.Tools[j].Name })
 	return s
 }
+
+// TaskRequired reports whether the tool can only be called as an MCP task
+// (execution.taskSupport "required"), which codemode does not do yet: a
+// plain call fails.
+func (t *Tool) TaskRequired() bool { return t.TaskSupport == "required" }
 
 // Lookup finds a tool by canonical name or export name.
 func (s *Server) Lookup(name string) *Tool {

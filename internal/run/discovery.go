@@ -39,14 +39,29 @@ type ServerDescription struct {
 // ToolDefinition is §4.2.3/4.2.4; ServerID is set in search results
 // (§4.2.5). Which fields are filled depends on the detail level (§4.3).
 type ToolDefinition struct {
-	ServerID     string `json:"serverId,omitempty"`
-	ToolName     string `json:"toolName"`
-	ExportName   string `json:"exportName"`
-	Description  string `json:"description,omitempty"`
-	Annotations  any    `json:"annotations,omitempty"`
+	ServerID    string `json:"serverId,omitempty"`
+	ToolName    string `json:"toolName"`
+	ExportName  string `json:"exportName"`
+	Description string `json:"description,omitempty"`
+	Annotations any    `json:"annotations,omitempty"`
+	// Execution is MCP's execution.taskSupport, when the tool declared
+	// "optional" or "required" task support.
+	Execution *Execution `json:"execution,omitempty"`
+	// Unavailable says why the tool cannot be called from a script (a
+	// "required" task support: TaskRequiredNote).
+	Unavailable  string `json:"unavailable,omitempty"`
 	InputSchema  any    `json:"inputSchema,omitempty"`
 	OutputSchema any    `json:"outputSchema,omitempty"`
 }
+
+// Execution is a tool's MCP execution properties.
+type Execution struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// TaskRequiredNote explains, in discovery, a tool that only runs as an MCP
+// task (issue #15 will let scripts call it).
+const TaskRequiredNote = `it runs only as an MCP task (execution.taskSupport "required"), which codemode cannot call yet: a call throws ToolCallError`
 
 // Detail levels (§4.3).
 const (
@@ -64,6 +79,12 @@ func Define(t *catalog.Tool, detail string) ToolDefinition {
 	d.Description = t.Tool.Description
 	if t.Tool.Annotations != nil {
 		d.Annotations = t.Tool.Annotations
+	}
+	if t.TaskSupport != "" {
+		d.Execution = &Execution{TaskSupport: t.TaskSupport}
+	}
+	if t.TaskRequired() {
+		d.Unavailable = TaskRequiredNote
 	}
 	if detail == DetailFull {
 		d.InputSchema = t.Tool.InputSchema

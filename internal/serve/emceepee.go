@@ -495,7 +495,14 @@ func listing(each func(emceepeeSurface, context.Context, *catalog.Server) []any)
 func (e emceepeeSurface) tools(_ context.Context, srv *catalog.Server) []any {
 	var out []any
 	for _, t := range srv.Tools {
-		out = append(out, map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema})
+		tool := map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema}
+		if d := run.Define(t, run.DetailDescription); d.Execution != nil {
+			tool["execution"] = d.Execution
+			if d.Unavailable != "" {
+				tool["unavailable"] = d.Unavailable
+			}
+		}
+		out = append(out, tool)
 	}
 	return out
 }

@@ -169,6 +169,10 @@ type operation struct {
 	InputSchema  any    `json:"inputSchema,omitempty"`
 	OutputSchema any    `json:"outputSchema,omitempty"`
 	Annotations  any    `json:"annotations,omitempty"`
+	// Execution and Unavailable mark a tool that runs only as an MCP task
+	// (see run.ToolDefinition).
+	Execution   *run.Execution `json:"execution,omitempty"`
+	Unavailable string         `json:"unavailable,omitempty"`
 }
 
 type serverEntry struct {
@@ -196,6 +200,8 @@ func (s *Server) catalogData(ctx context.Context, v *run.View) (json.RawMessage,
 			if t.Tool.Annotations != nil {
 				op.Annotations = t.Tool.Annotations
 			}
+			d := run.Define(t, run.DetailDescription)
+			op.Execution, op.Unavailable = d.Execution, d.Unavailable
 			ops[t.ExportName] = op
 		}
 		out.Operations[srv.ID] = ops

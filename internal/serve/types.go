@@ -20,7 +20,7 @@ func Declarations(s *catalog.Server) typegen.Server {
 	for _, t := range s.Tools {
 		ts.Tools = append(ts.Tools, typegen.Tool{
 			Name: t.Name, ExportName: t.ExportName, Title: t.Tool.Title, Description: t.Tool.Description,
-			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema, Annotations: t.Tool.Annotations,
+			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema, Annotations: t.Tool.Annotations, TaskSupport: t.TaskSupport,
 		})
 	}
 	return ts

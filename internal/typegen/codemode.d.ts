@@ -14,7 +14,9 @@
  * ToolResult (below, §5.3.2).
  * Their doc comments carry the MCP tool annotations the server set:
  * @readOnly, @destructive or @nonDestructive, @idempotent, @openWorld or
- * @closedWorld (readOnlyHint, destructiveHint, idempotentHint, openWorldHint).
+ * @closedWorld (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
+ * @unavailable marks a tool that runs only as an MCP task, which a script
+ * cannot call yet.
  */
 
 declare module "@codemode/discovery" {
@@ -54,6 +56,10 @@ declare module "@codemode/discovery" {
     exportName: string;
     description?: string;
     annotations?: ToolAnnotations;
+    /** MCP execution properties, when the tool declared task support. */
+    execution?: { taskSupport: "optional" | "required" };
+    /** Why the tool cannot be called from a script (it runs only as an MCP task); absent for the rest. */
+    unavailable?: string;
   }
   /** Fields present depend on `detail`: "name" gives toolName and exportName, "description" (default) adds description and annotations, "full" adds the schemas. */
   export interface ToolDefinition extends ToolSummary {

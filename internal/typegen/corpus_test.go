@@ -24,6 +24,17 @@ type corpusTool struct {
 	InputSchema  json.RawMessage      `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Execution    *struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution,omitempty"`
+}
+
+// taskSupport is the tool's declared execution.taskSupport, or "".
+func (t corpusTool) taskSupport() string {
+	if t.Execution == nil {
+		return ""
+	}
+	return t.Execution.TaskSupport
 }
 
 type corpusServer struct {
@@ -60,7 +71,7 @@ func loadCorpus(t testing.TB) []corpusServer {
 func (cs corpusServer) server() Server {
 	s := Server{ID: cs.id, Name: cs.id}
 	for _, t := range cs.tools {
-		tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}
+		tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations, TaskSupport: t.taskSupport()}
 		if len(t.InputSchema) > 0 {
 			tool.InputSchema = t.InputSchema
 		}

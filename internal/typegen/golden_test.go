@@ -76,7 +76,7 @@ func loadGolden(t testing.TB) []goldenCase {
 		}
 		s := Server{ID: gs.ID, Name: gs.Name, Version: gs.Version, Description: gs.Description}
 		for _, ct := range gs.Tools {
-			tool := Tool{Name: ct.Name, Title: ct.Title, Description: ct.Description, Annotations: ct.Annotations}
+			tool := Tool{Name: ct.Name, Title: ct.Title, Description: ct.Description, Annotations: ct.Annotations, TaskSupport: ct.taskSupport()}
 			tool.InputSchema = schemaArg(t, ct.InputSchema, gs.GoMaps)
 			tool.OutputSchema = schemaArg(t, ct.OutputSchema, gs.GoMaps)
 			s.Tools = append(s.Tools, tool)

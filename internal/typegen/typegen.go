@@ -24,6 +24,10 @@ type Tool struct {
 	InputSchema  any
 	OutputSchema any
 	Annotations  *mcp.ToolAnnotations
+	// TaskSupport is MCP's execution.taskSupport. A "required" tool gets
+	// an @unavailable tag: it runs only as an MCP task, which codemode
+	// cannot call yet.
+	TaskSupport string
 }
 
 // Server is one connected server: ID is its §5.0.1 module path segment.

@@ -33,6 +33,7 @@ type rawLists struct {
 
 type rawToolSchema struct {
 	input, output json.RawMessage // compact; nil when absent
+	taskSupport   string          // execution.taskSupport, as declared
 }
 
 func (l *rawLists) sent(msg jsonrpc.Message) {
@@ -62,6 +63,9 @@ func (l *rawLists) received(msg jsonrpc.Message) {
 			Name         string          `json:"name"`
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
+			Execution    *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
 		} `json:"tools"`
 	}
 	if json.Unmarshal(resp.Result, &page) != nil {
@@ -71,7 +75,11 @@ func (l *rawLists) received(msg jsonrpc.Message) {
 		l.schemas = map[string]rawToolSchema{}
 	}
 	for _, t := range page.Tools {
-		l.schemas[t.Name] = rawToolSchema{compact(t.InputSchema), compact(t.OutputSchema)}
+		r := rawToolSchema{input: compact(t.InputSchema), output: compact(t.OutputSchema)}
+		if t.Execution != nil {
+			r.taskSupport = t.Execution.TaskSupport
+		}
+		l.schemas[t.Name] = r
 	}
 }
 
@@ -87,6 +95,27 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return b.Bytes()
+}
+
+// taskSupport returns the execution.taskSupport of the tools that declared
+// one other than "forbidden" (MCP's default), by name, or nil. Like
+// keepOrder, it trusts a capture only if its input schema is the one the
+// SDK decoded. Call it before keepOrder, which ends the listing.
+func (l *rawLists) taskSupport(tools []*mcp.Tool) map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out map[string]string
+	for _, t := range tools {
+		r, ok := l.schemas[t.Name]
+		if !ok || r.taskSupport == "" || r.taskSupport == "forbidden" || !(r.input == nil && t.InputSchema == nil || same(r.input, t.InputSchema)) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[t.Name] = r.taskSupport
+	}
+	return out
 }
 
 // keepOrder replaces the schemas of tools with the JSON they arrived as,

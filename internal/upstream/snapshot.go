@@ -36,6 +36,12 @@ type Snapshot struct {
 	// the server's own key order, for the servers this package dials
 	// (rawschemas.go), and the SDK's map[string]any for Options.Dial ones.
 	Tools []*mcp.Tool
+	// TaskSupport is the execution.taskSupport that tools declared other
+	// than "forbidden", by tool name: "optional" or "required" (MCP tasks;
+	// a "required" tool answers a plain tools/call with -32601). The SDK's
+	// Tool has no such field: it is read from the tools/list responses as
+	// they arrived (rawschemas.go), so it is nil for Options.Dial servers.
+	TaskSupport map[string]string
 	// Generation orders the snapshots of one server: a snapshot whose
 	// content differs from its predecessor's has a higher Generation. Equal
 	// content keeps the predecessor (same pointer, same Generation), so
@@ -147,7 +153,7 @@ func (c *serverConn) runFetch(f *fetch) {
 	d := c.callTimeout()
 	ctx, cancel := c.callContext(context.Background(), f.sess, d)
 	defer cancel()
-	tools, err := c.listTools(ctx, f.sess)
+	tools, tasks, err := c.listTools(ctx, f.sess)
 	var snap *Snapshot
 	fire := false
 
@@ -159,7 +165,7 @@ func (c *serverConn) runFetch(f *fetch) {
 	if err != nil {
 		f.err = c.callErr(context.Background(), ctx, f.sess, "tools/list", d, err)
 	} else {
-		snap = newSnapshot(c, f.sess, tools)
+		snap = newSnapshot(c, f.sess, tools, tasks)
 		if prev := st.cur; prev != nil && sameContent(prev, snap) {
 			snap = prev
 		} else {
@@ -180,8 +186,8 @@ func (c *serverConn) runFetch(f *fetch) {
 	}
 }
 
-func newSnapshot(c *serverConn, s *session, tools []*mcp.Tool) *Snapshot {
-	snap := &Snapshot{ServerID: c.cfg.ID, Name: c.cfg.Name, Tools: tools}
+func newSnapshot(c *serverConn, s *session, tools []*mcp.Tool, tasks map[string]string) *Snapshot {
+	snap := &Snapshot{ServerID: c.cfg.ID, Name: c.cfg.Name, Tools: tools, TaskSupport: tasks}
 	if ir := s.cs.InitializeResult(); ir != nil {
 		snap.Info = ir.ServerInfo
 		snap.ProtocolVersion = ir.ProtocolVersion
@@ -195,7 +201,7 @@ func newSnapshot(c *serverConn, s *session, tools []*mcp.Tool) *Snapshot {
 // sameContent compares everything but Generation.
 func sameContent(a, b *Snapshot) bool {
 	enc := func(s *Snapshot) []byte {
-		data, err := json.Marshal([]any{s.ServerID, s.Name, s.Info, s.ProtocolVersion, s.Instructions, s.Capabilities, s.Tools})
+		data, err := json.Marshal([]any{s.ServerID, s.Name, s.Info, s.ProtocolVersion, s.Instructions, s.Capabilities, s.Tools, s.TaskSupport})
 		if err != nil {
 			return nil
 		}
@@ -205,10 +211,11 @@ func sameContent(a, b *Snapshot) bool {
 	return x != nil && bytes.Equal(x, y)
 }
 
-// listTools returns every page of tools/list, sorted and deduplicated. A
-// server that declares no tools capability is still asked (some forget to
-// declare it), and "method not found" then means no tools.
-func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
+// listTools returns every page of tools/list, sorted and deduplicated, and
+// the task support the tools declared (see Snapshot.TaskSupport). A server
+// that declares no tools capability is still asked (some forget to declare
+// it), and "method not found" then means no tools.
+func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, map[string]string, error) {
 	tools, err := listAll(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
@@ -218,10 +225,10 @@ func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, er
 	})
 	var wireErr *jsonrpc.Error
 	if err != nil && !declares(s, "tools") && errors.As(err, &wireErr) && wireErr.Code == jsonrpc.CodeMethodNotFound {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := make(map[string]bool, len(tools))
 	out := tools[:0]
@@ -236,11 +243,13 @@ func (c *serverConn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, er
 		seen[t.Name] = true
 		out = append(out, t)
 	}
+	var tasks map[string]string
 	if s.lists != nil {
+		tasks = s.lists.taskSupport(out)
 		s.lists.keepOrder(out)
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return slices.Clip(out), nil
+	return slices.Clip(out), tasks, nil
 }
 
 // maxPages stops a server whose cursors never end.
