@@ -66,6 +66,11 @@ func (c *serverConn) classifyConnect(ctx context.Context, err error, proc *proce
 		e.Kind = Timeout
 		e.Err = fmt.Errorf("no answer to initialize within %s", roundDuration(c.m.opts.ConnectTimeout))
 		e.Hint = "check that the server starts and speaks MCP; a first `npx -y` download can be slow, so try again"
+		if n, first := skippedOf(proc); n > 0 {
+			// What it printed instead is the likeliest explanation.
+			e.Err = fmt.Errorf("%w; it wrote %d line(s) to stdout that are not JSON-RPC, the first: %q", e.Err, n, first)
+			e.Hint = garbageHint(c)
+		}
 	case proc != nil && proc.garbage() != nil:
 		e.Err = fmt.Errorf("wrote something other than JSON-RPC to stdout: %w", proc.garbage())
 		e.Hint = garbageHint(c)
@@ -86,6 +91,15 @@ func (c *serverConn) classifyConnect(ctx context.Context, err error, proc *proce
 }
 
 const tooLargeHint = "ask the tool for less at once (a page, a range, a filter, a smaller file); the server is restarted on its next use"
+
+// skippedOf returns how many stdout lines of proc were not JSON-RPC
+// (stdout.go), and the quote of the first.
+func skippedOf(proc *process) (int, string) {
+	if proc == nil {
+		return 0, ""
+	}
+	return proc.skippedQuote()
+}
 
 func garbageHint(c *serverConn) string {
 	return fmt.Sprintf("an MCP stdio server must keep stdout for the protocol and log to stderr: check %s.args for a flag that selects stdio mode or quiets its output", c.key())

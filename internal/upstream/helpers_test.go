@@ -50,6 +50,12 @@ func runHelper(mode string) int {
 				return 0
 			}
 		}
+	case "banner": // prints banners and logs on stdout, then serves
+		fmt.Println("Weather MCP Server running on stdio")
+		fmt.Println(`{"level":"info","msg":"ready"}`)
+		fmt.Println("")
+		fmt.Println("[info] token=" + os.Getenv("HELPER_SECRET"))
+		fallthrough
 	case "server":
 		if d, err := time.ParseDuration(os.Getenv("HELPER_DELAY")); err == nil {
 			time.Sleep(d)
@@ -97,6 +103,10 @@ func addHelperTools(srv *mcp.Server) {
 		fmt.Fprintln(os.Stderr, in.Text)
 		os.Exit(3)
 		return nil, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "chatter", Description: "prints a line on stdout, then answers"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		fmt.Println("handling chatter...")
+		return text("chatted"), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits with status 3"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "panic: about to crash on purpose")

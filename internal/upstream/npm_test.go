@@ -105,6 +105,21 @@ func TestEverythingStdio(t *testing.T) {
 	}
 }
 
+// The real server-everything behind a wrapper that prints a banner on
+// stdout first, as many servers' start scripts do: the banner is skipped
+// with a warning and the server works.
+func TestEverythingAfterABanner(t *testing.T) {
+	t.Parallel()
+	node, script := npmPath(t, "node"), npmPath(t, "mcp-server-everything")
+	s := config.Server{ID: "everything", Name: "everything", Transport: config.Stdio, Command: "/bin/sh",
+		Args: []string{"-c", `echo "Everything MCP server v2026 - starting (stdio)"; exec "$0" "$1" stdio`, node, script}}
+	m, logs := newManager(t, []config.Server{s}, nil)
+	checkEverything(t, m, "everything")
+	if !strings.Contains(logs.String(), `line="Everything MCP server v2026 - starting (stdio)"`) {
+		t.Errorf("no warning quoting the banner:\n%s", logs)
+	}
+}
+
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
 	base := startNpmHTTP(t, "mcp-server-everything", "streamableHttp")

@@ -42,7 +42,7 @@ func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (
 	switch transportOf(s) {
 	case config.Stdio:
 		proc := m.newProcess(s, log)
-		return &cmdTransport{inner: &mcp.CommandTransport{Command: proc.cmd, TerminateDuration: m.opts.TerminateTimeout}, proc: proc}, proc, &proc.lists, nil
+		return &cmdTransport{proc: proc, terminate: m.opts.TerminateTimeout, log: log, redact: m.redact}, proc, &proc.lists, nil
 	case config.Streamable:
 		lists := &rawLists{}
 		return &mcp.StreamableClientTransport{
@@ -95,6 +95,25 @@ type process struct {
 	readErr error // the first error reading stdout: io.EOF, or not JSON-RPC
 
 	lists rawLists // tools/list responses as they arrived (rawschemas.go)
+
+	// skipped counts the stdout lines that were not JSON-RPC (stdout.go);
+	// written by the SDK's reading goroutine, read under mu.
+	skipped skippedLines
+}
+
+// skip records a dropped stdout line.
+func (p *process) skip(line []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.skipped.add(line)
+}
+
+// skippedQuote returns how many stdout lines were dropped and the quote of
+// the first.
+func (p *process) skippedQuote() (int, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.skipped.n, p.skipped.first
 }
 
 func (p *process) setReadErr(err error) {
@@ -203,27 +222,68 @@ func (p *process) kill() {
 }
 
 // cmdTransport is mcp.CommandTransport plus bookkeeping: it records the pid
-// and a failed Start, and wraps the connection to learn the exit.
+// and a failed Start, wraps the connection to learn the exit, and reads
+// stdout through a stdoutFilter (stdout.go), which drops lines that are not
+// JSON-RPC instead of ending the connection.
 type cmdTransport struct {
-	inner *mcp.CommandTransport
-	proc  *process
+	proc      *process
+	terminate time.Duration // see Options.TerminateTimeout
+	log       *slog.Logger
+	redact    *redact.Redactor // applied to the quotes of dropped lines
 }
 
 func (t *cmdTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
+	conn, in, err := t.start(ctx)
 	if err != nil {
 		t.proc.startErr = err
 		return nil, err
 	}
 	t.proc.pid = t.proc.cmd.Process.Pid
-	return &cmdConn{Connection: conn, proc: t.proc}, nil
+	return &cmdConn{Connection: conn, proc: t.proc, stdin: in}, nil
+}
+
+// start starts the command and connects to it over its stdin and stdout,
+// as mcp.CommandTransport does.
+func (t *cmdTransport) start(ctx context.Context) (mcp.Connection, *stdin, error) {
+	cmd := t.proc.cmd
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	terminate := t.terminate
+	if terminate <= 0 {
+		terminate = 5 * time.Second // the SDK's default
+	}
+	in := &stdin{WriteCloser: w, cmd: cmd, terminate: terminate}
+	skipped := &t.proc.skipped
+	skipped.redact = t.redact
+	skipped.warn = func(quote string, n int) {
+		msg := "upstream wrote a line to stdout that is not JSON-RPC; skipped it (stdout is for the protocol: a server should log to stderr)"
+		if n == maxSkipWarnings {
+			msg += "; further such lines are skipped without a warning"
+		}
+		t.log.Warn(msg, slog.String("line", quote))
+	}
+	// Closing the reader would not stop a blocked read; the connection is
+	// closed by closing stdin (see stdin.Close), as the SDK does.
+	filter := io.NopCloser(&stdoutFilter{r: out, skipped: t.proc.skip})
+	conn, err := (&mcp.IOTransport{Reader: filter, Writer: in}).Connect(ctx)
+	return conn, in, err
 }
 
 // cmdConn wraps the SDK's stdio connection. Wrapping is safe: the SDK looks
 // for optional interfaces only on HTTP connections on the client side.
 type cmdConn struct {
 	mcp.Connection
-	proc *process
+	proc  *process
+	stdin *stdin
 }
 
 // Read records why reading stopped: EOF means the child closed stdout
@@ -254,7 +314,8 @@ func (c *cmdConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *cmdConn) Close() error {
 	err := c.Connection.Close()
 	killProcessGroup(c.proc.pid)
-	c.proc.recordExit(err)
+	// Wait's own error (the SDK joins it with the reader's Close).
+	c.proc.recordExit(c.stdin.waitErr)
 	return err
 }
 
