@@ -54,6 +54,10 @@ const (
 	// ReplayDiverged: a replayed script made a call other than the one
 	// recorded at that position (package replay).
 	ReplayDiverged Code = "REPLAY_DIVERGED"
+	// InputNotValidated: the run called a tool whose inputSchema is not
+	// valid JSON Schema in any draft the host knows, so its inputs went
+	// to the server unchecked (a warning).
+	InputNotValidated Code = "INPUT_NOT_VALIDATED"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

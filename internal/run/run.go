@@ -405,6 +405,7 @@ type View struct {
 	importFails map[string]bool // servers whose failure is already an import diagnostic
 	died        map[string]error
 	used        map[string]bool
+	unchecked   []uncheckedTool // tools called without input validation
 }
 
 // use notes that the run used server id.
@@ -485,7 +486,13 @@ func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
 	v.mu.Lock()
 	refused := v.refused
 	died := v.died
+	unchecked := v.unchecked
 	v.mu.Unlock()
+	for _, u := range unchecked {
+		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.InputNotValidated,
+			Message: fmt.Sprintf("calls to %s went to the server without input validation: %s", u.tool, strings.TrimPrefix(u.err.Error(), "schema: ")),
+			Hint:    "the server's own checks still apply: if a call fails, its error says what is wrong; getTool shows the schema"})
+	}
 	if refused > 0 && !hasCode(existing, diag.SandboxLimit) {
 		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 			Message: fmt.Sprintf("%d call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),

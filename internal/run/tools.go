@@ -209,6 +209,8 @@ type validator struct {
 	// object: the tool takes an object, so a call without an argument
 	// sends {} (MCP servers expect one, even empty).
 	object bool
+	// err is why the schema does not compile (v is nil then).
+	err error
 }
 
 func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMessage) (any, *diag.Error) {
@@ -225,8 +227,11 @@ func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMess
 		if err != nil {
 			v.r.opts.Logger.Warn("tool input schema does not compile; calls go unvalidated", "server", s.ID, "tool", t.Name, "err", err)
 		}
-		return validator{sv, isObjectSchema(t.Tool.InputSchema)}
+		return validator{sv, isObjectSchema(t.Tool.InputSchema), err}
 	}).(validator)
+	if c.err != nil {
+		v.unvalidated(s.ID, t.Name, c.err)
+	}
 	if c.v != nil {
 		if viol := c.v.Validate(val); viol != nil {
 			fields := map[string]any{
@@ -262,6 +267,26 @@ func (v *View) checkInput(s *catalog.Server, t *catalog.Tool, input json.RawMess
 		return input, nil // forward the agent's JSON as it is
 	}
 	return val, nil
+}
+
+// unvalidated notes that the run called a tool whose input schema does not
+// compile, for one warning per tool (see finalDiagnostics): the call goes
+// to the server unchecked, which the caller must not have to guess.
+func (v *View) unvalidated(serverID, tool string, err error) {
+	key := serverID + "/" + tool
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, u := range v.unchecked {
+		if u.tool == key {
+			return
+		}
+	}
+	v.unchecked = append(v.unchecked, uncheckedTool{key, err})
+}
+
+type uncheckedTool struct {
+	tool string // server/tool
+	err  error
 }
 
 func pointerOrRoot(p string) string {

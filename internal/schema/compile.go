@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -17,8 +19,9 @@ const rootURL = "https://codemode.invalid/input-schema.json"
 // Validator checks inputs against one compiled inputSchema. It is safe for
 // concurrent use and immutable after Compile.
 type Validator struct {
-	sch *jsonschema.Schema // nil: empty or absent schema
-	doc any                // the decoded schema, for examples and messages
+	sch   *jsonschema.Schema // nil: empty or absent schema
+	doc   any                // the decoded schema, for examples and messages
+	draft *jsonschema.Draft  // what sch was compiled as
 
 	indexOnce sync.Once
 	index     map[string]*jsonschema.Schema // Location → schema, built on the first violation
@@ -32,10 +35,17 @@ type Validator struct {
 // json.RawMessage / []byte, or any other value that marshals to JSON.
 // A decoded schema must not be modified afterwards: the Validator keeps it.
 //
-// An error means the schema itself is unusable (invalid against its
+// The draft is the one the schema's $schema names, else 2020-12 (MCP's
+// default). Servers often write an older draft without saying so (a
+// draft-07 tuple, `items: [...]`; a draft-04 boolean exclusiveMinimum), so
+// when the schema is not valid in that draft, draft-07 and then draft-04
+// are tried, and the first that accepts it is used (see Validator.Draft).
+//
+// An error means no draft accepts the schema (invalid against every
 // metaschema, a $ref to another document, a pattern no regexp engine
-// accepts); callers should log it and call the tool without validation.
-func Compile(schema any) (v *Validator, err error) {
+// accepts); callers should log it, call the tool without validation, and
+// say so to the caller.
+func Compile(schema any) (*Validator, error) {
 	doc, err := decodeSchema(schema)
 	if err != nil {
 		return nil, err
@@ -43,23 +53,95 @@ func Compile(schema any) (v *Validator, err error) {
 	if isEmptySchema(doc) {
 		return &Validator{doc: doc}, nil
 	}
+	order := fallbackDrafts
+	declared := declaredDraft(doc)
+	if declared != nil {
+		order = append([]*jsonschema.Draft{declared}, slices.DeleteFunc(slices.Clone(fallbackDrafts), func(d *jsonschema.Draft) bool { return d == declared })...)
+	}
+	var first error
+	for i, d := range order {
+		src := withoutDraft(doc)
+		if i == 0 && declared != nil {
+			src = doc // as the schema says
+		}
+		sch, err := compileAs(src, d)
+		if err == nil {
+			return &Validator{sch: sch, doc: doc, draft: d}, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, fmt.Errorf("schema: the inputSchema is not valid JSON Schema (tried %s); as %s, %s", draftNames(order), draftName(order[0]), compileErrorText(first))
+}
+
+// compileErrorText is a compile error in one line: for a schema that its
+// metaschema refuses, where and why (the first innermost cause), instead of
+// the library's tree of every branch it tried.
+func compileErrorText(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
+		return err.Error()
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	at := "/" + strings.Join(ve.InstanceLocation, "/")
+	if len(ve.InstanceLocation) == 0 {
+		at = "the top level"
+	}
+	return fmt.Sprintf("at %s: %s", at, ve.ErrorKind.LocalizedString(printer))
+}
+
+// fallbackDrafts are the drafts Compile tries, in order, for a schema that
+// names none or is invalid in the one it names.
+var fallbackDrafts = []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}
+
+// compileAs compiles doc as draft d, unless doc names its own draft.
+func compileAs(doc any, d *jsonschema.Draft) (sch *jsonschema.Schema, err error) {
 	// The compiler has one known panic ("baseres is nil") and is third-party
 	// code walking untrusted input: a bad schema must cost one tool its
 	// validation, never the process.
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = nil, fmt.Errorf("schema: compiling inputSchema: internal error: %v", r)
+			sch, err = nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
 	c := newCompiler()
-	if err := c.AddResource(rootURL, withKnownDraft(doc)); err != nil {
-		return nil, fmt.Errorf("schema: %w", err)
+	c.DefaultDraft(d)
+	if err := c.AddResource(rootURL, doc); err != nil {
+		return nil, err
 	}
-	sch, err := c.Compile(rootURL)
-	if err != nil {
-		return nil, fmt.Errorf("schema: invalid inputSchema: %w", err)
+	return c.Compile(rootURL)
+}
+
+// Draft names the draft the schema was compiled as: "2020-12",
+// "2019-09", "draft-07", "draft-06" or "draft-04"; "" for an empty schema.
+func (v *Validator) Draft() string { return draftName(v.draft) }
+
+func draftName(d *jsonschema.Draft) string {
+	switch d {
+	case jsonschema.Draft2020:
+		return "2020-12"
+	case jsonschema.Draft2019:
+		return "2019-09"
+	case jsonschema.Draft7:
+		return "draft-07"
+	case jsonschema.Draft6:
+		return "draft-06"
+	case jsonschema.Draft4:
+		return "draft-04"
 	}
-	return &Validator{sch: sch, doc: doc}, nil
+	return ""
+}
+
+func draftNames(ds []*jsonschema.Draft) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = draftName(d)
+	}
+	return strings.Join(names, ", ")
 }
 
 func newCompiler() *jsonschema.Compiler {
@@ -193,17 +275,42 @@ func isEmptySchema(doc any) bool {
 	return false
 }
 
-// withKnownDraft drops a root $schema that names no draft the library
-// knows (servers write things like ".../draft-2020-12/schema"): the library
-// would try to load it as a custom metaschema and fail the whole tool. The
-// default draft (2020-12) is the best guess for such a schema.
-func withKnownDraft(doc any) any {
+// declaredDraft returns the draft a root $schema names, or nil when there
+// is none or it names no draft the library knows (servers write things like
+// ".../draft-2020-12/schema", which the library would try to load as a
+// custom metaschema).
+func declaredDraft(doc any) *jsonschema.Draft {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	s, ok := m["$schema"].(string)
+	if !ok {
+		return nil
+	}
+	switch trimDraftURL(s) {
+	case "json-schema.org/schema", "json-schema.org/draft/2020-12/schema":
+		return jsonschema.Draft2020
+	case "json-schema.org/draft/2019-09/schema":
+		return jsonschema.Draft2019
+	case "json-schema.org/draft-07/schema":
+		return jsonschema.Draft7
+	case "json-schema.org/draft-06/schema":
+		return jsonschema.Draft6
+	case "json-schema.org/draft-04/schema":
+		return jsonschema.Draft4
+	}
+	return nil
+}
+
+// withoutDraft returns doc without its root $schema, so that the compiler
+// uses the draft it is told to.
+func withoutDraft(doc any) any {
 	m, ok := doc.(map[string]any)
 	if !ok {
 		return doc
 	}
-	s, ok := m["$schema"].(string)
-	if !ok || knownDraft(s) {
+	if _, ok := m["$schema"]; !ok {
 		return doc
 	}
 	c := make(map[string]any, len(m))
@@ -213,19 +320,6 @@ func withKnownDraft(doc any) any {
 		}
 	}
 	return c
-}
-
-func knownDraft(url string) bool {
-	switch trimDraftURL(url) {
-	case "json-schema.org/schema",
-		"json-schema.org/draft/2020-12/schema",
-		"json-schema.org/draft/2019-09/schema",
-		"json-schema.org/draft-07/schema",
-		"json-schema.org/draft-06/schema",
-		"json-schema.org/draft-04/schema":
-		return true
-	}
-	return false
 }
 
 func trimDraftURL(u string) string {

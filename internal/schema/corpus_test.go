@@ -49,16 +49,31 @@ func loadCorpus(tb testing.TB) []corpusTool {
 // 21 servers; 808 without $schema, 222 draft-07, 154 2020-12) none is
 // invalid against its metaschema or refers outside itself, so there is no
 // list of known-invalid tools to skip.
+//
+// Each compiles in the draft it names, or in 2020-12 when it names none
+// (the fallback to older drafts is never needed here; TestDraftDetection
+// covers it).
 func TestCorpusCompiles(t *testing.T) {
 	tools := loadCorpus(t)
 	failed := 0
+	drafts := map[string]int{}
 	for _, tool := range tools {
-		if _, err := Compile(tool.schema); err != nil {
+		v, err := Compile(tool.schema)
+		if err != nil {
 			failed++
 			t.Errorf("%s: %v", tool.id, err)
+			continue
+		}
+		drafts[v.Draft()]++
+		want := "2020-12"
+		if d := declaredDraft(v.doc); d != nil {
+			want = draftName(d)
+		}
+		if v.Draft() != want && v.Draft() != "" {
+			t.Errorf("%s: compiled as %s, want %s", tool.id, v.Draft(), want)
 		}
 	}
-	t.Logf("compiled %d/%d corpus inputSchemas", len(tools)-failed, len(tools))
+	t.Logf("compiled %d/%d corpus inputSchemas, by draft: %v", len(tools)-failed, len(tools), drafts)
 }
 
 // The example of every corpus inputSchema validates, also after a JSON

@@ -16,7 +16,8 @@
 //
 // Validation is standards-complete (github.com/santhosh-tekuri/jsonschema/v6):
 // draft-04 to 2020-12 chosen by $schema, 2020-12 when absent as MCP
-// specifies. Nothing is ever fetched: $refs must stay within the document.
+// specifies, then draft-07 and draft-04 for a schema that the first draft
+// refuses (servers write older drafts without saying so; see Compile). Nothing is ever fetched: $refs must stay within the document.
 // Two deliberate deviations from a bare validator, both to avoid rejecting
 // calls the upstream would accept:
 //
