@@ -58,6 +58,10 @@ const (
 	// valid JSON Schema in any draft the host knows, so its inputs went
 	// to the server unchecked (a warning).
 	InputNotValidated Code = "INPUT_NOT_VALIDATED"
+	// LocaleIgnored: a locale-sensitive method (toLocaleString,
+	// localeCompare, ...) was given locales or options, which the sandbox,
+	// without Intl, ignores (a warning).
+	LocaleIgnored Code = "LOCALE_IGNORED"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

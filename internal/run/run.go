@@ -266,6 +266,9 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		if d.Code == diag.ImportFailure {
 			d = v.missingExport(ctx, d)
 		}
+		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "ReferenceError: 'Intl' is not defined") {
+			d.Hint = "the sandbox has no Intl: format by hand (toFixed(2), String(n).padStart, toISOString())"
+		}
 		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "not a function") {
 			// QuickJS does not name the callee; the likeliest one in a
 			// Code Mode script is a tool under a wrong name.

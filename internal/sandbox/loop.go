@@ -80,6 +80,8 @@ type run struct {
 	diags      []diag.Diagnostic
 	failed     bool // a fatal diagnostic was recorded
 	res        *Result
+
+	localeNoted bool // a LOCALE_IGNORED warning was given (locale.go)
 }
 
 func newRun(ctx context.Context, code string, opts *Options) *run {

@@ -65,6 +65,10 @@ type host interface {
 	clearTimer(id int)
 	done(ok bool)
 	resolve(specifier string) (string, error)
+	// note records something the script should hear about without
+	// failing: kind "locale" for a locale-sensitive method that ignored
+	// its locales or options (see locale.go).
+	note(kind, detail string)
 }
 
 //go:embed js/bootstrap.js
@@ -150,6 +154,7 @@ func (noHost) timer(int, float64) (bool, error) { return false, errors.New("no r
 func (noHost) clearTimer(int)                   {}
 func (noHost) done(bool)                        {}
 func (noHost) resolve(string) (string, error)   { return "", errors.New("no run is bound") }
+func (noHost) note(string, string)              {}
 
 // newQJSVM creates a VM and prepares it: host functions, bootstrap, internal
 // module. No agent code has run in it.
@@ -197,6 +202,7 @@ func (v *qjsVM) prepare(code []byte) error {
 			v.h.done(ok)
 		}},
 		{"__cm_install", v.install},
+		{"__cm_note", func(kind, detail string) { v.h.note(kind, detail) }},
 	}
 	for _, r := range reg {
 		if err := m.RegisterFunc(r.name, r.f, false); err != nil {

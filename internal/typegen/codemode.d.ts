@@ -1,10 +1,20 @@
 /**
  * codemode standard library: the @codemode/* modules and the sandbox globals.
- * A script type-checks as the sandbox runs it with
- *   tsc --noEmit --strict --types "" --lib LIBS codemode.d.ts <servers>.d.ts script.ts
- * where LIBS is es2023 without the parts the sandbox deletes (SharedArrayBuffer,
- * Atomics, WeakRef, FinalizationRegistry):
- *   --lib es5,es2015.core,es2015.collection,es2015.iterable,es2015.generator,es2015.promise,es2015.proxy,es2015.reflect,es2015.symbol,es2015.symbol.wellknown,es2016.array.include,es2016.intl,es2017.arraybuffer,es2017.date,es2017.intl,es2017.object,es2017.string,es2017.typedarrays,es2018.asynciterable,es2018.asyncgenerator,es2018.promise,es2018.regexp,es2018.intl,es2019.array,es2019.object,es2019.string,es2019.symbol,es2019.intl,es2020.bigint,es2020.date,es2020.number,es2020.promise,es2020.string,es2020.symbol.wellknown,es2020.intl,es2021.promise,es2021.string,es2021.intl,es2022.array,es2022.error,es2022.intl,es2022.object,es2022.regexp,es2022.string,es2023.array,es2023.collection,es2023.intl
+ * A script type-checks as the sandbox runs it with TypeScript 5.4 or later:
+ *   tsc --noEmit --strict --module esnext --target es2022 --typeRoots ./.no-types --lib es5,es2015.core,es2015.collection,es2015.iterable,es2015.generator,es2015.promise,es2015.proxy,es2015.reflect,es2015.symbol,es2015.symbol.wellknown,es2016.array.include,es2017.date,es2017.object,es2017.string,es2017.typedarrays,es2018.asynciterable,es2018.asyncgenerator,es2018.promise,es2018.regexp,es2019.array,es2019.object,es2019.string,es2019.symbol,es2020.bigint,es2020.date,es2020.number,es2020.promise,es2020.string,es2020.symbol.wellknown,es2021.promise,es2021.string,es2022.array,es2022.error,es2022.object,es2022.regexp,es2022.string,es2023.array,es2023.collection codemode.d.ts <servers>.d.ts script.ts
+ * in a directory without a tsconfig.json (TypeScript 6 and later refuse files
+ * named on the command line next to one). --module and --target allow
+ * top-level await; --typeRoots names a directory that does not exist, so that
+ * no installed @types (node's process, require, ...) are added; --lib is
+ * es2023 without what the sandbox lacks: SharedArrayBuffer, Atomics, WeakRef,
+ * FinalizationRegistry (deleted) and the Intl libraries. The sandbox has no
+ * Intl at all, but TypeScript declares part of it whatever the --lib: es5
+ * (Collator, NumberFormat, DateTimeFormat) and, through the es2020 BigInt,
+ * Date, Number and String libraries, es2018.intl and es2020.intl
+ * (PluralRules, RelativeTimeFormat, Locale, DisplayNames). Those type-check
+ * and then fail (ReferenceError: 'Intl' is not defined); so do the locales and
+ * options of toLocaleString, toLocaleDateString, localeCompare and the like,
+ * which the sandbox ignores (with a LOCALE_IGNORED warning).
  * Then what §3.5 forbids fails to type-check (fetch, XMLHttpRequest, WebSocket,
  * setInterval, process, require are not declared), except eval and the
  * Function constructor, which every ES lib declares: the sandbox deletes eval,
@@ -226,6 +236,62 @@ declare var console: {
 
 declare function setTimeout<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): number;
 declare function clearTimeout(id?: number): void;
+
+/** Base64 of a string of code units 0 to 255 (HTML btoa); any other character throws DOMException "InvalidCharacterError" (encode text to bytes first, with TextEncoder). */
+declare function btoa(data: string): string;
+/** The bytes of base64 text as a string of code units 0 to 255 (HTML atob; white space and missing padding are accepted); bad input throws DOMException "InvalidCharacterError". */
+declare function atob(data: string): string;
+/**
+ * A deep copy by the HTML structured clone algorithm: primitives, Boolean,
+ * Number, BigInt and String objects, Date, RegExp, ArrayBuffer, typed arrays,
+ * DataView, Map, Set, Error, DOMException, arrays and plain objects (own
+ * enumerable properties; prototypes are not kept), cycles included.
+ * Functions, symbols, WeakMap, WeakSet, Promise, URL, URLSearchParams,
+ * TextEncoder and TextDecoder throw DOMException "DataCloneError".
+ * options.transfer moves ArrayBuffers into the copy, detaching them.
+ */
+declare function structuredClone<T>(value: T, options?: { transfer?: ArrayBuffer[] }): T;
+/** Runs callback as a microtask: after the current code, before any timer. */
+declare function queueMicrotask(callback: () => void): void;
+
+/** The error btoa, atob and structuredClone throw (WebIDL). */
+declare class DOMException extends Error {
+  constructor(message?: string, options?: string | { name?: string; cause?: unknown });
+  readonly name: string;
+  readonly message: string;
+  /** The legacy code of the name (5 for "InvalidCharacterError", 25 for "DataCloneError"), else 0. */
+  readonly code: number;
+  static readonly INDEX_SIZE_ERR: 1;
+  static readonly DOMSTRING_SIZE_ERR: 2;
+  static readonly HIERARCHY_REQUEST_ERR: 3;
+  static readonly WRONG_DOCUMENT_ERR: 4;
+  static readonly INVALID_CHARACTER_ERR: 5;
+  static readonly NO_DATA_ALLOWED_ERR: 6;
+  static readonly NO_MODIFICATION_ALLOWED_ERR: 7;
+  static readonly NOT_FOUND_ERR: 8;
+  static readonly NOT_SUPPORTED_ERR: 9;
+  static readonly INUSE_ATTRIBUTE_ERR: 10;
+  static readonly INVALID_STATE_ERR: 11;
+  static readonly SYNTAX_ERR: 12;
+  static readonly INVALID_MODIFICATION_ERR: 13;
+  static readonly NAMESPACE_ERR: 14;
+  static readonly INVALID_ACCESS_ERR: 15;
+  static readonly VALIDATION_ERR: 16;
+  static readonly TYPE_MISMATCH_ERR: 17;
+  static readonly SECURITY_ERR: 18;
+  static readonly NETWORK_ERR: 19;
+  static readonly ABORT_ERR: 20;
+  static readonly URL_MISMATCH_ERR: 21;
+  static readonly QUOTA_EXCEEDED_ERR: 22;
+  static readonly TIMEOUT_ERR: 23;
+  static readonly INVALID_NODE_TYPE_ERR: 24;
+  static readonly DATA_CLONE_ERR: 25;
+}
+
+/** new ArrayBuffer() is a zero-length buffer (lib es2017.arraybuffer, which TypeScript 5.4 lacks). */
+interface ArrayBufferConstructor {
+  new (): ArrayBuffer;
+}
 
 declare class TextEncoder {
   readonly encoding: "utf-8";

@@ -37,8 +37,8 @@
 // Invariants: generation is total (no input makes it panic or fail), output is
 // deterministic (raw JSON keeps its property order, Go maps are sorted; the
 // same input gives byte-identical text), and everything emitted type-checks
-// with `tsc --strict --types ""` and lib es2023 (or the narrower --lib list
-// in Stdlib's header) next to Stdlib. Export names
+// with the tsc command in Stdlib's header (TypeScript 5.4 and later: strict,
+// no @types, es2023 without what the sandbox lacks) next to Stdlib. Export names
 // follow §6.1 through internal/naming; one that cannot be a local binding
 // (`enum`) is declared under an alias and exported with
 // `export { enum$ as enum }`.

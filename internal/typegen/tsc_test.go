@@ -13,18 +13,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // These tests run the real TypeScript compiler (testdata/npm, TypeScript 7)
 // once over everything the generator produces for the corpus, the golden
 // cases and random schemas, together with agent scripts that must and must
-// not type-check.
+// not type-check; and the command codemode.d.ts prints, as printed, with
+// TypeScript 7 and 5.4.
 
-const tscBin = "../../testdata/npm/node_modules/.bin/tsc"
+// The compilers of testdata/npm: TypeScript 7 is the package "typescript",
+// 5.4 the alias "typescript5". Both install a bin named tsc, so .bin/tsc is
+// whichever npm linked last: the tests run each package's own.
+const (
+	typeScript7 = "typescript"
+	typeScript5 = "typescript5"
+)
 
-func requireTSC(t *testing.T) string {
+// requireTSC returns the tsc script of package pkg (see typeScript7).
+func requireTSC(t *testing.T, pkg string) string {
 	t.Helper()
-	p, err := filepath.Abs(tscBin)
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "npm", "node_modules", pkg, "bin", "tsc"))
 	if err == nil {
 		_, err = os.Stat(p)
 	}
@@ -59,7 +69,7 @@ func stdlibLibs(t *testing.T) []string {
 // with (the libs of stdlibLibs, no @types), and returns its errors by file.
 func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
 	t.Helper()
-	tsc := requireTSC(t)
+	tsc := requireTSC(t, typeScript7)
 	dir := t.TempDir()
 	names := make([]string, 0, len(files))
 	for name, content := range files {
@@ -90,7 +100,7 @@ func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tsc, "-p", "tsconfig.json")
+	cmd := exec.CommandContext(ctx, testutil.Node(t), tsc, "-p", "tsconfig.json")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -293,6 +303,11 @@ const parsed: URL | null = URL.parse("/a", "https://example.com");
 console.log(URL.canParse("nope"), parsed?.pathname);
 const params = new URLSearchParams({ q: "x" });
 for (const [k, v] of params) console.log(k, v);
+const encoded: string = btoa("hi"), decoded: string = atob(encoded);
+const copy = structuredClone({ when: new Date(), tags: new Set(["a"]) }, { transfer: [new ArrayBuffer(1)] });
+console.log(copy.when.getTime(), copy.tags.has("a"), decoded, new ArrayBuffer().byteLength);
+queueMicrotask(() => console.log("later"));
+try { atob("%"); } catch (e) { if (e instanceof DOMException) console.log(e.name, e.code === DOMException.INVALID_CHARACTER_ERR); }
 globalThis.__codemode_result__ = { celsius, entities: graph.entities.length };
 `,
 	"bad.ts": `import * as everything from "@codemode/servers/server-everything";
@@ -326,6 +341,10 @@ new SharedArrayBuffer(8); // error
 Atomics.load(new Int32Array(1), 0); // error
 new WeakRef({}); // error
 new FinalizationRegistry(() => {}); // error
+new Intl.ListFormat("en"); // error
+new Intl.Segmenter("en"); // error
+queueMicrotask("not a function"); // error
+btoa(); // error
 export {};
 `,
 	// Scripts against golden cases: calls the schemas allow must type-check
@@ -382,4 +401,124 @@ await server_everything.get_structured_content({ location: "Paris" }); // error
 await server_everything.no_such_tool(); // error
 export {};
 `,
+}
+
+// printedTSC returns the arguments of the tsc command that the header of
+// codemode.d.ts prints (the line that starts with "tsc ").
+func printedTSC(t *testing.T) []string {
+	t.Helper()
+	for _, l := range strings.Split(Stdlib(), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(l, " *"), "tsc "); ok {
+			return strings.Fields(rest)
+		}
+	}
+	t.Fatal("codemode.d.ts does not print a tsc command")
+	return nil
+}
+
+// The command printed in codemode.d.ts works as printed with TypeScript 7
+// and with 5.4, the oldest it promises: a script with top-level await, a
+// server module and the sandbox's globals passes; one that uses what the
+// sandbox lacks fails on exactly those lines, even with an @types package
+// for Node installed where tsc runs.
+func TestPrintedTSCCommand(t *testing.T) {
+	args := printedTSC(t)
+	var everything Server
+	for _, cs := range loadCorpus(t) {
+		if cs.id == "server-everything" {
+			everything = cs.server()
+		}
+	}
+	decl, _ := ServerModule(everything, nil)
+	good := `import { get_sum, echo } from "@codemode/servers/server-everything";
+import { listServers } from "@codemode/discovery";
+import { SchemaValidationError } from "@codemode/errors";
+const servers = await listServers();
+const sum = await get_sum({ a: 1, b: 2 });
+try { await echo({ message: "hi" }); } catch (e) { if (e instanceof SchemaValidationError) console.log(e.path); }
+const bytes = new TextEncoder().encode(btoa("x") + atob("eA=="));
+queueMicrotask(() => console.log(bytes.length));
+globalThis.__codemode_result__ = structuredClone({ n: servers.length, sum, at: new Date(0), big: 10n ** 20n });
+`
+	bad := `import { get_sum } from "@codemode/servers/server-everything";
+await get_sum({ a: "1", b: 2 }); // error
+console.log(process.env.HOME); // error
+const fs = require("fs"); // error
+setInterval(() => {}, 1); // error
+await fetch("https://example.com"); // error
+new Intl.Segmenter("en"); // error
+new SharedArrayBuffer(8); // error
+export {};
+`
+	for _, pkg := range []string{typeScript7, typeScript5} {
+		t.Run(pkg, func(t *testing.T) {
+			tsc := requireTSC(t, pkg)
+			dir := t.TempDir()
+			files := map[string]string{
+				"codemode.d.ts":                         Stdlib(),
+				"server-everything.d.ts":                decl,
+				"node_modules/@types/node/index.d.ts":   "declare var process: { env: Record<string, string> };\ndeclare function require(id: string): unknown;\n",
+				"node_modules/@types/node/package.json": `{"name": "@types/node", "version": "22.0.0", "types": "index.d.ts"}`,
+			}
+			for name, text := range files {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := func(script string) (string, error) {
+				if err := os.WriteFile(filepath.Join(dir, "script.ts"), []byte(script), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmdArgs := []string{tsc}
+				for _, a := range args {
+					if a == "<servers>.d.ts" {
+						a = "server-everything.d.ts"
+					}
+					cmdArgs = append(cmdArgs, a)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, testutil.Node(t), cmdArgs...)
+				cmd.Dir = dir
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			if out, err := run(good); err != nil || out != "" {
+				t.Errorf("the good script: %v\n%s", err, out)
+			}
+			out, err := run(bad)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the bad script: %v\n%s", err, out)
+			}
+			got := map[int]bool{}
+			for _, l := range strings.Split(out, "\n") {
+				if m := tscLine.FindStringSubmatch(l); m != nil {
+					if m[1] != "script.ts" {
+						t.Errorf("an error outside the script: %s", l)
+						continue
+					}
+					n, _ := strconv.Atoi(m[2])
+					got[n] = true
+				} else if strings.HasPrefix(l, "error ") {
+					t.Errorf("a command-line error: %s", l)
+				}
+			}
+			want := expectations(bad)
+			for line := range want {
+				if !got[line] {
+					t.Errorf("script.ts:%d: expected a type error\n%s", line, out)
+				}
+			}
+			for line := range got {
+				if !want[line] {
+					t.Errorf("script.ts:%d: unexpected error\n%s", line, out)
+				}
+			}
+		})
+	}
 }
