@@ -138,6 +138,11 @@ func handles(m *quickjs.VM) (ctx, rt uintptr, tls *libc.TLS, ok bool) {
 		read(rtv.FieldByName("tls")).Interface().(*libc.TLS), true
 }
 
+// StripSource makes the VM compile functions without their source text:
+// the bytecode of a compiled script is then much smaller, and its functions
+// print as "[native code]" (Function.prototype.toString).
+func (e *Engine) StripSource() { lib.XJS_SetStripInfo(e.tls, e.rt, lib.MJS_STRIP_SOURCE) }
+
 // Kick makes the engine consult its interrupt handler (the deadline,
 // quickjs.VM.Interrupt) at its next tick. The engine consults it only when
 // its interrupt counter runs out, every 10,000 ticks, and a tick can be one

@@ -30,6 +30,7 @@ type Promise struct{}
 
 func (e *Engine) Detach()                                                           {}
 func (e *Engine) RunGC()                                                            {}
+func (e *Engine) StripSource()                                                      {}
 func (e *Engine) Kick()                                                             {}
 func (e *Engine) InterruptCounter() int32                                           { return 0 }
 func (e *Engine) Memory() (used, limit int64)                                       { return 0, 0 }

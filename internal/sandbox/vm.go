@@ -13,6 +13,7 @@ import (
 	"modernc.org/quickjs"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/engine"
 )
 
 // vm is the seam between the event loop and the JavaScript engine: the few
@@ -116,6 +117,13 @@ var bootstrapCode = sync.OnceValues(func() ([]byte, error) {
 		return nil, err
 	}
 	defer m.Close()
+	// Without the functions' source text the bytecode is a quarter of the
+	// size, and every VM loads all of it; the bootstrap's functions then
+	// print as "[native code]", as built-ins do.
+	if e, err := engine.Attach(m); err == nil {
+		e.StripSource()
+		defer e.Detach()
+	}
 	return m.Compile(bootstrapJS, quickjs.EvalGlobal)
 })
 

@@ -72,10 +72,11 @@ func TestWebGlobalsMatchNode(t *testing.T) {
 	}
 }
 
-// Pollution of the built-in prototypes by the script does not change what
-// atob, btoa and structuredClone compute.
+// Once made (on first use), atob, btoa and structuredClone compute the
+// same whatever the script then does to the built-in prototypes.
 func TestWebGlobalsUnderPollution(t *testing.T) {
 	res := runJS(t, context.Background(), `const input = { m: new Map([[1, 2]]), s: new Set([3]), a: [4, 5] };
+structuredClone(1); atob(""); queueMicrotask(() => {});
 for (let i = 0; i < 8; i++) {
   Object.defineProperty(Array.prototype, i, { set() { throw new Error("setter " + i); }, get() { return "polluted"; }, configurable: true });
 }
@@ -137,4 +138,20 @@ func TestLocaleArgumentsWarn(t *testing.T) {
 			t.Errorf("%s: %+v", c.code, d)
 		}
 	}
+}
+
+// Each of these globals is made on first use: before, it is an accessor;
+// reading it (typeof included) or assigning it makes it a plain data
+// property, as the other globals are.
+func TestWebGlobalsAreMadeOnFirstUse(t *testing.T) {
+	res := runJS(t, context.Background(), `const kind = (n) => { const d = Object.getOwnPropertyDescriptor(globalThis, n); return [typeof d.get, d.enumerable, d.configurable, "value" in d && d.writable]; };
+const before = kind("structuredClone");
+const t = typeof structuredClone;
+const after = kind("structuredClone");
+globalThis.btoa = 5;
+const assigned = [btoa, kind("btoa")];
+const viaError = (() => { try { atob("*"); } catch (e) { return [e instanceof DOMException, kind("DOMException")]; } })();
+globalThis.__codemode_result__ = { before, t, after, assigned, viaError };`, nil)
+	wantResult(t, res, `{"before":["function",false,true,false],"t":"function","after":["undefined",false,true,true],
+"assigned":[5,["undefined",false,true,true]],"viaError":[true,["undefined",false,true,true]]}`)
 }

@@ -11,7 +11,9 @@
 //     now ("primordials") and called directly or through Reflect.apply, never
 //     looked up on a prototype the agent can reach. Agent code can pollute
 //     Object.prototype, Array.prototype or JSON and the host still reports
-//     what really happened.
+//     what really happened. (The web helpers, btoa to structuredClone, are
+//     made on first use from the built-ins as they are then: they report
+//     nothing to the host.)
 //   - The original Function, AsyncFunction, GeneratorFunction and
 //     AsyncGeneratorFunction constructors become unreachable: code from
 //     strings is impossible (§3.5, §11).
@@ -808,13 +810,37 @@
   //
   // Not in §3.5, but pure functions of their input that scripts written for
   // browsers, Node and Deno use; each is what the HTML and WebIDL standards
-  // say, errors included. Each install function captures what it needs now,
-  // before agent code runs.
+  // say, errors included. Most runs use none of them, and every VM would pay
+  // for making them: each global is an accessor that makes its value on
+  // first use and replaces itself with it (lazyGlobal). So, unlike the rest
+  // of this file, they take the built-ins as they are at that moment: a
+  // script that replaced a built-in method before its first structuredClone
+  // gets a clone made with it. They are the script's own tools and tell the
+  // host nothing, so that is the script's business.
 
-  // installDOMException defines DOMException (WebIDL), the error btoa, atob
-  // and structuredClone throw: name, message and the legacy code are
-  // getters on the prototype, which inherits from Error.prototype.
-  function installDOMException() {
+  // lazyGlobal defines g[name] as an accessor that, on first use, makes its
+  // value with make() and replaces itself with a data property holding it;
+  // an assignment replaces it too.
+  function lazyGlobal(name, make) {
+    const become = function (value) {
+      defineProperty(g, name, { __proto__: null, value: value, writable: true, enumerable: false, configurable: true });
+      return value;
+    };
+    defineProperty(g, name, {
+      __proto__: null,
+      get: function () {
+        return become(make());
+      },
+      set: become,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+
+  // makeDOMException makes DOMException (WebIDL), the error btoa, atob and
+  // structuredClone throw: name, message and the legacy code are getters on
+  // the prototype, which inherits from Error.prototype.
+  function makeDOMException() {
     const legacyCodes = create(null);
     const constants = [
       ["INDEX_SIZE_ERR", "IndexSizeError"], ["DOMSTRING_SIZE_ERR", ""], ["HIERARCHY_REQUEST_ERR", "HierarchyRequestError"],
@@ -857,8 +883,9 @@
         return v !== null && typeof v === "object" && #name in v;
       }
     }
+    const d = { __proto__: null, value: 0, writable: false, enumerable: true, configurable: false };
     for (let i = 0; i < constants.length; i++) {
-      const d = { value: i + 1, writable: false, enumerable: true, configurable: false };
+      d.value = i + 1;
       defineProperty(DOMException, constants[i][0], d);
       defineProperty(DOMException.prototype, constants[i][0], d);
       if (constants[i][1] !== "") legacyCodes[constants[i][1]] = i + 1;
@@ -866,21 +893,31 @@
     defineProperty(DOMException.prototype, SymbolToStringTag, { value: "DOMException", configurable: true });
     const is = DOMException._is;
     delete DOMException._is;
-    defineProperty(g, "DOMException", { value: DOMException, writable: true, enumerable: false, configurable: true });
     return { DOMException, is };
   }
-  const domException = installDOMException();
-  function domError(message, name) {
-    return new domException.DOMException(message, name);
+  let domException; // made by the first use of DOMException or domError
+  function domClass() {
+    if (domException === undefined) domException = makeDOMException();
+    return domException;
   }
+  function domError(message, name) {
+    return new (domClass().DOMException)(message, name);
+  }
+  lazyGlobal("DOMException", function () {
+    return domClass().DOMException;
+  });
 
-  // installBase64 defines btoa and atob (HTML): strings of code units 0-255
-  // to base64 and back. atob is the forgiving-base64 decode of the Infra
+  // makeBase64 makes btoa and atob (HTML): strings of code units 0-255 to
+  // base64 and back. atob is the forgiving-base64 decode of the Infra
   // standard (white space ignored, padding optional).
-  function installBase64() {
+  function makeBase64() {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const sixBits = create(null); // code unit -> value
-    for (let i = 0; i < 64; i++) sixBits[apply(charCodeAt, alphabet, [i])] = i;
+    let sixBits; // code unit -> value, made by the first atob
+    const table = function () {
+      const t = create(null);
+      for (let i = 0; i < 64; i++) t[apply(charCodeAt, alphabet, [i])] = i;
+      return t;
+    };
     const charAt = String.prototype.charAt;
     const Uint16ArrayC = Uint16Array;
     function text(data, fn) {
@@ -931,6 +968,7 @@
         return domError("atob: the string is not correctly encoded base64", "InvalidCharacterError");
       };
       if (n % 4 === 1) throw bad();
+      if (sixBits === undefined) sixBits = table();
       let out = "";
       let chunk = "";
       let buffer = 0;
@@ -956,16 +994,23 @@
       else if (bitCount === 18) chunk += fromCharCode((buffer >> 10) & 255, (buffer >> 2) & 255);
       return out + chunk;
     }
-    defineProperty(g, "btoa", { value: btoa, writable: true, enumerable: false, configurable: true });
-    defineProperty(g, "atob", { value: atob, writable: true, enumerable: false, configurable: true });
+    return { btoa, atob };
   }
-  installBase64();
+  let base64;
+  lazyGlobal("btoa", function () {
+    if (base64 === undefined) base64 = makeBase64();
+    return base64.btoa;
+  });
+  lazyGlobal("atob", function () {
+    if (base64 === undefined) base64 = makeBase64();
+    return base64.atob;
+  });
 
-  // installQueueMicrotask defines queueMicrotask (HTML): the callback runs
+  // makeQueueMicrotask makes queueMicrotask (HTML): the callback runs
   // as a microtask, after the current job and before any timer. An
   // exception it throws is reported as an unhandled rejection, and ends the
   // run like any uncaught exception.
-  function installQueueMicrotask() {
+  function makeQueueMicrotask() {
     const species = create(null);
     species[Symbol.species] = PromiseC;
     freeze(species);
@@ -984,11 +1029,11 @@
         },
       ]);
     }
-    defineProperty(g, "queueMicrotask", { value: queueMicrotask, writable: true, enumerable: false, configurable: true });
+    return queueMicrotask;
   }
-  installQueueMicrotask();
+  lazyGlobal("queueMicrotask", makeQueueMicrotask);
 
-  // installStructuredClone defines structuredClone (HTML): a deep copy by
+  // makeStructuredClone makes structuredClone (HTML): a deep copy by
   // the structured clone algorithm, within the sandbox. Primitives (not
   // symbols), Boolean/Number/BigInt/String objects, Date, RegExp,
   // ArrayBuffer (resizable ones stay resizable), typed arrays and DataView
@@ -1000,7 +1045,7 @@
   // URLSearchParams, TextEncoder, TextDecoder) throw DataCloneError.
   // options.transfer lists ArrayBuffers that are moved into the copy (the
   // originals are detached).
-  function installStructuredClone() {
+  function makeStructuredClone() {
     const MapC = Map;
     const SetC = Set;
     const RegExpC = RegExp;
@@ -1042,8 +1087,8 @@
     for (const name of ["Error", "EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError", "URIError"]) errorNames[name] = g[name];
     // Host objects: not serializable (WebIDL platform objects).
     const hostClasses = [URL, URLSearchParams, TextEncoder, TextDecoder];
-    const DOMExceptionC = domException.DOMException;
-    const isDOMException = domException.is;
+    const DOMExceptionC = domClass().DOMException;
+    const isDOMException = domClass().is;
 
     const ObjectProto = ObjectC.prototype;
 
@@ -1207,9 +1252,9 @@
       for (let i = 0; i < transfers; i++) apply(bufferTransfer, transfer[i], [0]);
       return out;
     }
-    defineProperty(g, "structuredClone", { value: structuredClone, writable: true, enumerable: false, configurable: true });
+    return structuredClone;
   }
-  installStructuredClone();
+  lazyGlobal("structuredClone", makeStructuredClone);
 
   // --- Locale-sensitive methods without Intl -------------------------------
 
@@ -1219,33 +1264,69 @@
   // LOCALE_IGNORED warning (locale.go) instead of ignoring them silently.
   function installLocaleNotes() {
     let noted = false;
-    function wrap(proto, key, label, first) {
-      const original = proto[key];
-      if (typeof original !== "function") return;
-      const wrapper = {
-        [key]: function () {
-          if (!noted && ((arguments.length > first && arguments[first] !== undefined) || (arguments.length > first + 1 && arguments[first + 1] !== undefined))) {
-            noted = true;
-            const locales = arguments[first];
-            const shown = typeof locales === "string" ? stringify(locales) : "…";
-            H.note("locale", label + "(" + (first > 0 ? "…, " + shown : shown) + ")");
-          }
-          return apply(original, this, arguments);
-        },
-      }[key];
-      defineProperty(wrapper, "length", { value: original.length, writable: false, enumerable: false, configurable: true });
-      defineProperty(proto, key, { value: wrapper, writable: true, enumerable: false, configurable: true });
+    // check warns once, if the call was given locales or options
+    // (args[first], args[first + 1]).
+    function check(label, args, first) {
+      if (noted || (args[first] === undefined && args[first + 1] === undefined)) return;
+      noted = true;
+      const locales = args[first];
+      const shown = typeof locales === "string" ? stringify(locales) : "…";
+      H.note("locale", label + "(" + (first > 0 ? "…, " + shown : shown) + ")");
     }
-    wrap(Number.prototype, "toLocaleString", "Number.prototype.toLocaleString", 0);
-    wrap(BigInt.prototype, "toLocaleString", "BigInt.prototype.toLocaleString", 0);
-    wrap(DateC.prototype, "toLocaleString", "Date.prototype.toLocaleString", 0);
-    wrap(DateC.prototype, "toLocaleDateString", "Date.prototype.toLocaleDateString", 0);
-    wrap(DateC.prototype, "toLocaleTimeString", "Date.prototype.toLocaleTimeString", 0);
-    wrap(Array.prototype, "toLocaleString", "Array.prototype.toLocaleString", 0);
-    wrap(getPrototypeOf(Uint8Array.prototype), "toLocaleString", "TypedArray.prototype.toLocaleString", 0);
-    wrap(String.prototype, "localeCompare", "String.prototype.localeCompare", 1);
-    wrap(String.prototype, "toLocaleUpperCase", "String.prototype.toLocaleUpperCase", 0);
-    wrap(String.prototype, "toLocaleLowerCase", "String.prototype.toLocaleLowerCase", 0);
+    // One literal function per method (names and lengths as the originals),
+    // put in place by assignment: the cheapest way, and this runs in every
+    // VM.
+    const TypedArrayProto = getPrototypeOf(Uint8Array.prototype);
+    const number = Number.prototype.toLocaleString;
+    const bigint = BigInt.prototype.toLocaleString;
+    const date = DateC.prototype.toLocaleString;
+    const dateDate = DateC.prototype.toLocaleDateString;
+    const dateTime = DateC.prototype.toLocaleTimeString;
+    const array = Array.prototype.toLocaleString;
+    const typed = TypedArrayProto.toLocaleString;
+    const compare = String.prototype.localeCompare;
+    const upper = String.prototype.toLocaleUpperCase;
+    const lower = String.prototype.toLocaleLowerCase;
+    Number.prototype.toLocaleString = function toLocaleString() {
+      if (arguments.length > 0) check("Number.prototype.toLocaleString", arguments, 0);
+      return apply(number, this, arguments);
+    };
+    BigInt.prototype.toLocaleString = function toLocaleString() {
+      if (arguments.length > 0) check("BigInt.prototype.toLocaleString", arguments, 0);
+      return apply(bigint, this, arguments);
+    };
+    DateC.prototype.toLocaleString = function toLocaleString() {
+      if (arguments.length > 0) check("Date.prototype.toLocaleString", arguments, 0);
+      return apply(date, this, arguments);
+    };
+    DateC.prototype.toLocaleDateString = function toLocaleDateString() {
+      if (arguments.length > 0) check("Date.prototype.toLocaleDateString", arguments, 0);
+      return apply(dateDate, this, arguments);
+    };
+    DateC.prototype.toLocaleTimeString = function toLocaleTimeString() {
+      if (arguments.length > 0) check("Date.prototype.toLocaleTimeString", arguments, 0);
+      return apply(dateTime, this, arguments);
+    };
+    Array.prototype.toLocaleString = function toLocaleString() {
+      if (arguments.length > 0) check("Array.prototype.toLocaleString", arguments, 0);
+      return apply(array, this, arguments);
+    };
+    TypedArrayProto.toLocaleString = function toLocaleString() {
+      if (arguments.length > 0) check("TypedArray.prototype.toLocaleString", arguments, 0);
+      return apply(typed, this, arguments);
+    };
+    String.prototype.localeCompare = function localeCompare(that) {
+      if (arguments.length > 1) check("String.prototype.localeCompare", arguments, 1);
+      return apply(compare, this, arguments);
+    };
+    String.prototype.toLocaleUpperCase = function toLocaleUpperCase() {
+      if (arguments.length > 0) check("String.prototype.toLocaleUpperCase", arguments, 0);
+      return apply(upper, this, arguments);
+    };
+    String.prototype.toLocaleLowerCase = function toLocaleLowerCase() {
+      if (arguments.length > 0) check("String.prototype.toLocaleLowerCase", arguments, 0);
+      return apply(lower, this, arguments);
+    };
   }
   installLocaleNotes();
 
