@@ -66,11 +66,6 @@ func (c *serverConn) classifyConnect(ctx context.Context, err error, proc *proce
 		e.Kind = Timeout
 		e.Err = fmt.Errorf("no answer to initialize within %s", roundDuration(c.m.opts.ConnectTimeout))
 		e.Hint = "check that the server starts and speaks MCP; a first `npx -y` download can be slow, so try again"
-		if n, first := skippedOf(proc); n > 0 {
-			// What it printed instead is the likeliest explanation.
-			e.Err = fmt.Errorf("%w; it wrote %d line(s) to stdout that are not JSON-RPC, the first: %q", e.Err, n, first)
-			e.Hint = garbageHint(c)
-		}
 	case proc != nil && proc.garbage() != nil:
 		e.Err = fmt.Errorf("wrote something other than JSON-RPC to stdout: %w", proc.garbage())
 		e.Hint = garbageHint(c)
@@ -86,6 +81,12 @@ func (c *serverConn) classifyConnect(ctx context.Context, err error, proc *proce
 		e.Hint = fmt.Sprintf("check that %s.command starts an MCP server speaking stdio", c.key())
 	default:
 		e.Hint = fmt.Sprintf("check %s.url and that it serves MCP (%s)", c.key(), transportOf(c.cfg))
+	}
+	if n, first := skippedOf(proc); n > 0 && proc.startErr == nil && e.Kind != Auth {
+		// A started server that printed lines other than JSON-RPC and
+		// never answered: what it printed is the likeliest explanation.
+		e.Err = fmt.Errorf("%w; it wrote %d line(s) to stdout that are not JSON-RPC, the first: %q", e.Err, n, first)
+		e.Hint = garbageHint(c)
 	}
 	return e
 }

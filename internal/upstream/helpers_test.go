@@ -40,9 +40,10 @@ func runHelper(mode string) int {
 		fmt.Fprintln(os.Stderr, "loading settings")
 		fmt.Fprintln(os.Stderr, "fatal: cannot open database /nonexistent/db.sqlite")
 		return 1
-	case "stdout-logger": // logs to stdout, as misconfigured servers do
+	case "stdout-logger": // logs to stdout, as misconfigured servers do, and quits
 		fmt.Println("Server listening on stdio...")
-		fallthrough
+		fmt.Println("error: no API key")
+		return 1
 	case "hang": // reads stdin, never answers
 		var buf [4096]byte
 		for {

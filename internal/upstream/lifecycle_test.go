@@ -466,15 +466,15 @@ func TestCloseDuringConnect(t *testing.T) {
 	}
 }
 
-// A server that prints a banner on stdout and never speaks JSON-RPC fails
-// to connect at the connect timeout, and the error quotes what it printed
-// instead, with a hint about stdout.
+// A server that prints lines on stdout and quits without speaking JSON-RPC
+// fails to start with an error that quotes what it printed, and a hint
+// about stdout.
 func TestStdoutGarbage(t *testing.T) {
 	t.Parallel()
-	m, _ := newManager(t, []config.Server{helperServer(t, "chatty", "stdout-logger")}, &Options{TerminateTimeout: 200 * time.Millisecond, ConnectTimeout: 500 * time.Millisecond})
+	m, _ := newManager(t, []config.Server{helperServer(t, "chatty", "stdout-logger")}, &Options{TerminateTimeout: 200 * time.Millisecond})
 	_, err := m.Snapshot(context.Background(), "chatty")
-	e := asError(t, err, "chatty", Timeout)
-	if !strings.Contains(e.Hint, "stdout") || !strings.Contains(err.Error(), `not JSON-RPC, the first: "Server listening on stdio..."`) {
+	e := asError(t, err, "chatty", StartFailed)
+	if !strings.Contains(e.Hint, "stdout") || !strings.Contains(err.Error(), `it wrote 2 line(s) to stdout that are not JSON-RPC, the first: "Server listening on stdio..."`) {
 		t.Errorf("%v (hint %q)", err, e.Hint)
 	}
 }
