@@ -24,7 +24,7 @@ var webGlobalsCases string
 // has the same outcome (value, or the class, name and code of the error)
 // in the sandbox as in Node, whose implementations follow them.
 func TestWebGlobalsMatchNode(t *testing.T) {
-	res := runJS(t, context.Background(), webGlobalsCases+"\nglobalThis.__codemode_result__ = await run();\n", &Options{Limits: Limits{Timeout: 20 * time.Second}})
+	res := runJS(t, context.Background(), webGlobalsCases+"\nglobalThis.__codemode_result__ = await run();\n", &Options{Limits: Limits{Timeout: 2 * time.Minute}})
 	wantOK(t, res)
 	var got map[string]json.RawMessage
 	if err := json.Unmarshal(res.Result, &got); err != nil {
@@ -100,8 +100,8 @@ globalThis.__codemode_result__ = out;`, nil)
 // The limits hold: a clone too large for the memory limit ends the run with
 // SANDBOX_LIMIT; one too deep ends it with a stack overflow.
 func TestStructuredCloneLimits(t *testing.T) {
-	res := runJS(t, context.Background(), `const a = []; for (let i = 0; i < 200000; i++) a.push({ i, s: "x".repeat(10) + i });
-const copies = []; for (;;) copies.push(structuredClone(a));`, &Options{Limits: Limits{Timeout: 30 * time.Second, MaxMemoryBytes: 32 << 20}})
+	res := runJS(t, context.Background(), `const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: "x".repeat(10) + i });
+const copies = []; for (;;) copies.push(structuredClone(a));`, &Options{Limits: Limits{Timeout: 5 * time.Minute, MaxMemoryBytes: 32 << 20}})
 	if !res.OutOfMemory {
 		t.Errorf("not stopped at the memory limit: %s", diagString(res))
 	}
