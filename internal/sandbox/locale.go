@@ -19,6 +19,6 @@ func (r *run) note(kind, detail string) {
 	}
 	r.localeNoted = true
 	r.diags = append(r.diags, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.LocaleIgnored,
-		Message: diag.Truncate(detail, maxNoteDetail) + " ignored its locales and options: the sandbox has no Intl and no locale data, so it formatted as if none were given",
+		Message: r.opts.Redact.Clip(detail, maxNoteDetail) + " ignored its locales and options: the sandbox has no Intl and no locale data, so it formatted as if none were given",
 		Hint:    "format by hand: toFixed(2) for decimals, String(n).padStart for widths, toISOString() for dates"})
 }
