@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -32,8 +34,8 @@ const busyTimeoutMs = 5000
 // (readers and the writer do not block each other, across processes too)
 // and syncs every commit (synchronous=FULL: a set that returned survives a
 // power cut, not only a crash of the process).
-func sqliteDSN(path string, readOnly bool) string {
-	dsn := path + "?_txlock=immediate&_busy_timeout=" + itoa(busyTimeoutMs) +
+func sqliteDSN(path string, readOnly bool, busyMs int) string {
+	dsn := path + "?_txlock=immediate&_busy_timeout=" + itoa(busyMs) +
 		"&_journal_mode=WAL&_synchronous=FULL&_foreign_keys=1"
 	if readOnly {
 		dsn += "&_query_only=1"
@@ -41,7 +43,8 @@ func sqliteDSN(path string, readOnly bool) string {
 	return dsn
 }
 
-func openSQLite(ctx context.Context, dir string) (*backend, error) {
+func openSQLite(ctx context.Context, dir string, retryFor time.Duration) (*backend, error) {
+	busyMs := int(min(busyTimeoutMs, retryFor.Milliseconds()))
 	path := filepath.Join(dir, FileName)
 	fail := func(k Kind, problem, fix string, err error) (*backend, error) {
 		return nil, &Error{Kind: k, Where: path, Op: "open", Problem: problem, Fix: fix, Err: err}
@@ -54,9 +57,9 @@ func openSQLite(ctx context.Context, dir string) (*backend, error) {
 		return fail(Unavailable, "cannot create the data directory: "+err.Error(),
 			"make "+dir+" writable, or choose another directory with --data-dir or "+DataDirEnv, err)
 	}
-	b := &backend{dialect: sqliteDialect, where: path}
+	b := &backend{dialect: sqliteDialect, where: path, retryFor: retryFor, log: slog.New(slog.DiscardHandler)}
 	var err error
-	if b.write, err = sql.Open("sqlite", sqliteDSN(path, false)); err != nil {
+	if b.write, err = sql.Open("sqlite", sqliteDSN(path, false, busyMs)); err != nil {
 		return fail(Unavailable, "cannot open the database: "+err.Error(), "check the file's permissions", err)
 	}
 	// One writer connection: this process's writers queue for it in Go
@@ -73,7 +76,7 @@ func openSQLite(ctx context.Context, dir string) (*backend, error) {
 		b.write.Close()
 		return nil, err
 	}
-	if b.read, err = sql.Open("sqlite", sqliteDSN(path, true)); err != nil {
+	if b.read, err = sql.Open("sqlite", sqliteDSN(path, true, busyMs)); err != nil {
 		b.write.Close()
 		return fail(Unavailable, "cannot open the database: "+err.Error(), "check the file's permissions", err)
 	}

@@ -201,7 +201,7 @@ func (s *Store) open(ctx context.Context) (*backend, error) {
 	if s.opts.URL != "" {
 		b, err = openPostgres(ctx, s.opts.URL)
 	} else {
-		b, err = openSQLite(ctx, s.opts.Dir)
+		b, err = openSQLite(ctx, s.opts.Dir, s.opts.RetryFor)
 	}
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func newClock() *clock {
 	c.ms.Store(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli())
 	return c
 }
-func (c *clock) now() time.Time           { return time.UnixMilli(c.ms.Load()) }
+func (c *clock) now() time.Time          { return time.UnixMilli(c.ms.Load()) }
 func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // forEachBackend runs f against a fresh SQLite store and a fresh
