@@ -20,8 +20,15 @@ import (
 	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/buildinfo"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/builtin"
+	"github.com/codemode-mcp/codemode/internal/builtin/state"
+	"github.com/codemode-mcp/codemode/internal/builtin/thoughtbox"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -90,11 +97,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 type common struct {
 	config   string
 	logLevel string
+	dataDir  string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
 	fs.StringVar(&c.config, "config", "", "configuration file (default $"+config.EnvVar+", else ./"+config.DefaultFile+")")
 	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&c.dataDir, "data-dir", "", "directory of the built-in servers' data (default $"+store.DataDirEnv+", else $XDG_STATE_HOME/codemode, else ~/.local/state/codemode; $"+store.URLEnv+"=postgres://... uses PostgreSQL instead)")
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -143,11 +152,18 @@ func (e *env) usageErr(err error) int {
 
 // gateway is what every command builds from the configuration.
 type gateway struct {
-	cfg *config.Config
-	mgr *upstream.Manager
-	cat *catalog.Catalog
-	log *slog.Logger
+	cfg      *config.Config
+	mgr      *upstream.Manager
+	cat      *catalog.Catalog
+	log      *slog.Logger
+	store    *store.Store
+	builtins *builtin.Set
 }
+
+// caller is the gateway's tool caller: the built-ins' tools are answered
+// in process (builtin.Set.Caller), every other tool by the upstream
+// manager.
+func (g *gateway) caller() run.Caller { return g.builtins.Caller(g.mgr) }
 
 func (e *env) open(c common, opts *upstream.Options) (*gateway, int) {
 	log, err := c.logger(e.stderr)
@@ -159,17 +175,37 @@ func (e *env) open(c common, opts *upstream.Options) (*gateway, int) {
 		fmt.Fprintln(e.stderr, "codemode: configuration error:", err)
 		return nil, ExitUsage
 	}
+	so := store.Locate(c.dataDir, os.Getenv)
+	so.Logger = log
+	st := store.New(&so)
+	set := builtin.NewSet(thoughtbox.New(st, nil), state.New(st, &state.Options{Limits: cfg.Store}))
+	set.Configure(cfg, log)
 	var o upstream.Options
 	if opts != nil {
 		o = *opts
 	}
 	o.Logger = log
 	o.CallTimeout = cfg.CallTimeout
+	dial := set.Dial()
+	if o.Dial != nil {
+		next := o.Dial
+		o.Dial = func(ctx context.Context, s config.Server) (mcp.Transport, error) {
+			if s.Transport == config.Builtin {
+				return dial(ctx, s)
+			}
+			return next(ctx, s)
+		}
+	} else {
+		o.Dial = dial
+	}
 	mgr := upstream.New(cfg.Servers, &o)
-	return &gateway{cfg: cfg, mgr: mgr, cat: catalog.New(mgr), log: log}, ExitOK
+	return &gateway{cfg: cfg, mgr: mgr, cat: catalog.New(mgr), log: log, store: st, builtins: set}, ExitOK
 }
 
-func (g *gateway) close() { g.mgr.Close() }
+func (g *gateway) close() {
+	g.mgr.Close()
+	g.store.Close()
+}
 
 // readScript reads a script from a file or, for "-", from stdin.
 func (e *env) readScript(path string) (string, error) {

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
@@ -64,7 +66,7 @@ func (e *env) run(args []string) int {
 	}
 	defer g.close()
 	opts := &run.Options{Logger: g.log}
-	var caller run.Caller = g.mgr
+	var caller run.Caller = g.caller()
 	recorded := false
 	if record != "" {
 		rec := &replay.Recorder{
@@ -74,13 +76,15 @@ func (e *env) run(args []string) int {
 			},
 			OnError: func(err error) { fmt.Fprintln(e.stderr, "codemode: writing the replay bundle:", err) },
 		}
-		opts.Record, caller = rec.Record, replay.Releasing(g.mgr)
+		opts.Record, caller = rec.Record, replay.Releasing(caller)
 	}
 	r := run.New(g.cfg, g.cat, caller, opts)
+	// One run is one Thoughtbox "current session" (builtin.Caller).
+	ctx := builtin.WithCaller(e.ctx, builtin.Caller{Client: builtin.DefaultClient, Session: "run-" + store.NewID()})
 	// The file's extension decides the language (`f < T > (x)` is a
 	// comparison in JavaScript and a generic call in TypeScript); stdin
 	// tries TypeScript, then JavaScript.
-	resp := r.RunWith(e.ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps},
+	resp := r.RunWith(ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps},
 		run.Extra{Transpile: &transpile.Options{Lang: transpile.LangOf(pos[0])}})
 	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
 	enc := json.NewEncoder(e.stdout)

@@ -17,7 +17,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
-const noConfigHint = `codemode: no configuration file (--config, $CODEMODE_CONFIG or ./codemode.json); serving an empty catalog.
+const noConfigHint = `codemode: no configuration file (--config, $CODEMODE_CONFIG or ./codemode.json); serving the built-in servers only (thoughtbox, store).
   To add a server, write codemode.json, e.g.
     {"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}
 `
@@ -75,11 +75,20 @@ func (e *env) serve(args []string) int {
 	if g.cfg.File == "" {
 		fmt.Fprint(e.stderr, noConfigHint)
 	}
+	// Open the data store and apply its migrations now, so that a problem
+	// with it is in the log from the start; the gateway serves anyway, and
+	// only calls of the built-ins that need the store fail (with the fix)
+	// until it is solved.
+	if err := g.store.Ready(e.ctx); err != nil {
+		g.log.Warn("the data store is unavailable; the built-in servers' calls fail until it is fixed", "err", err)
+	} else {
+		g.log.Info("data store ready", "backend", g.store.Backend(), "where", g.store.Where())
+	}
 	opts := &run.Options{Logger: g.log}
-	var caller run.Caller = g.mgr
+	var caller run.Caller = g.caller()
 	if dir := g.cfg.Serve.RecordDir; dir != "" {
 		rec := &replay.Recorder{Write: replay.DirWriter(dir), OnError: func(err error) { g.log.Warn("writing a replay bundle", "dir", dir, "err", err) }}
-		opts.Record, caller = rec.Record, replay.Releasing(g.mgr)
+		opts.Record, caller = rec.Record, replay.Releasing(caller)
 		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
 	}
 	r := run.New(g.cfg, g.cat, caller, opts)

@@ -33,6 +33,9 @@ const (
 	Stdio      Transport = "stdio"
 	Streamable Transport = "http" // MCP Streamable HTTP, the default for `url` entries
 	SSE        Transport = "sse"  // the 2024-11-05 HTTP+SSE transport
+	// Builtin marks a server that runs inside the gateway (package
+	// builtin): it never comes from the file's mcpServers.
+	Builtin Transport = "builtin"
 )
 
 // Server is one entry of `mcpServers`.
@@ -107,7 +110,46 @@ type Config struct {
 
 	// Serve holds the settings of `codemode serve`.
 	Serve Serve
+
+	// Builtins lists the built-in servers to serve (KnownBuiltins); nil
+	// means all of them, an empty list none.
+	Builtins []string
+	// Store bounds what the `store` built-in keeps.
+	Store StoreLimits
+	// Clients are the named bearer tokens of `codemode serve --http`, in
+	// file order. A client's name is its identity: the built-ins keep its
+	// data in its own namespace.
+	Clients []Client
 }
+
+// StoreLimits bound the `store` built-in's data. Both are fully populated
+// by Load.
+type StoreLimits struct {
+	// MaxValueBytes bounds one value (its JSON). Default 1 MiB.
+	MaxValueBytes int64
+	// MaxNamespaceBytes bounds what one namespace holds (keys and values).
+	// Default 64 MiB.
+	MaxNamespaceBytes int64
+}
+
+// Client is one entry of codemode.clients: a bearer token and whose it is.
+type Client struct {
+	// Name is the key as written: the identity, and the namespace unless
+	// Namespace says otherwise.
+	Name string
+	// Token is the bearer token, ${VAR} expanded. Empty when Unresolved.
+	Token string
+	// Namespace is where the built-ins keep this client's data; default
+	// Name. Clients given the same namespace share it.
+	Namespace string
+	// Unresolved lists the ${VAR}s of the token that were not set: such a
+	// client cannot authenticate, and `serve --http` says so.
+	Unresolved []string
+}
+
+// DefaultClient is the identity (and namespace) of calls made without a
+// named token: stdio, `codemode run`, and HTTP with --auth-token.
+const DefaultClient = "default"
 
 // Serve holds settings that only matter when serving MCP.
 type Serve struct {
@@ -132,6 +174,9 @@ type Serve struct {
 	// offline.
 	RecordDir string
 }
+
+// KnownBuiltins are the built-in servers, by server id.
+var KnownBuiltins = []string{"thoughtbox", "store"}
 
 // KnownSurfaces are the values Serve.Surfaces accepts.
 var KnownSurfaces = []string{"run", "search-execute", "files", "emceepee"}
@@ -253,6 +298,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Serve.IndexBudgetTokens == 0 {
 		c.Serve.IndexBudgetTokens = 300
+	}
+	if c.Store.MaxValueBytes == 0 {
+		c.Store.MaxValueBytes = 1 << 20
+	}
+	if c.Store.MaxNamespaceBytes == 0 {
+		c.Store.MaxNamespaceBytes = 64 << 20
 	}
 }
 

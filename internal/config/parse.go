@@ -227,7 +227,9 @@ func closest(key string, allowed []string) string {
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
 	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled"}
-	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir"}
+	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients"}
+	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
+	clientKeys = []string{"token", "namespace"}
 	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
 
@@ -690,6 +692,12 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 					c.Serve.RecordDir = filepath.Join(filepath.Dir(p.file), c.Serve.RecordDir)
 				}
 			}
+		case "builtins":
+			c.Builtins, err = p.builtins(k, f.raw)
+		case "store":
+			err = p.storeLimits(k, f.raw, &c.Store)
+		case "clients":
+			c.Clients, err = p.clients(k, f.raw)
 		default:
 			return p.unknownKey("codemode", f.key, gatewayKey)
 		}
@@ -878,4 +886,134 @@ func clip(s string) string {
 		return c + "…"
 	}
 	return s
+}
+
+// builtins reads codemode.builtins: which built-in servers to serve.
+func (p *parser) builtins(key string, raw json.RawMessage) ([]string, error) {
+	use := "use any of " + quoteList(KnownBuiltins)
+	list, err := p.strs(key, raw, `use an array such as ["thoughtbox", "store"], or [] for none`, use)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range list {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if !allowed(KnownBuiltins, b) {
+			return nil, p.errf(k, use, "unknown built-in server %q", b)
+		}
+		if slices.Index(list, b) < i {
+			return nil, p.errf(k, "keep only one of them", "built-in %q is listed twice", b)
+		}
+	}
+	if list == nil {
+		list = []string{}
+	}
+	return list, nil
+}
+
+func (p *parser) storeLimits(key string, raw json.RawMessage, dst *StoreLimits) error {
+	fields, err := p.object(key, raw, `use an object such as {"maxValueBytes": 1048576, "maxNamespaceBytes": 67108864}`)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		k := join(key, f.key)
+		var v int64
+		switch f.key {
+		case "maxValueBytes":
+			v, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
+			dst.MaxValueBytes = v
+		case "maxNamespaceBytes":
+			v, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
+			dst.MaxNamespaceBytes = v
+		default:
+			return p.unknownKey(key, f.key, storeKeys)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clients reads codemode.clients: {"<name>": {"token": "${VAR}", "namespace"?: "..."}}.
+func (p *parser) clients(key string, raw json.RawMessage) ([]Client, error) {
+	entries, err := p.object(key, raw, `use an object of clients by name, e.g. {"ci": {"token": "${CI_TOKEN}"}}`)
+	if err != nil {
+		return nil, err
+	}
+	var out []Client
+	tokens := map[string]string{}
+	for _, e := range entries {
+		ck := join(key, e.key)
+		if !validClientName(e.key) {
+			return nil, p.errf(ck, "use 1 to 64 letters, digits, '_', '-' or '.'", "%q is not a valid client name", e.key)
+		}
+		if e.key == DefaultClient {
+			return nil, p.errf(ck, "choose another name", `"default" is the identity of calls made without a named token`)
+		}
+		fields, err := p.object(ck, e.raw, `use an object such as {"token": "${CI_TOKEN}"}`)
+		if err != nil {
+			return nil, err
+		}
+		c := Client{Name: e.key}
+		hasToken := false
+		for _, f := range fields {
+			fk := join(ck, f.key)
+			switch f.key {
+			case "token":
+				hasToken = true
+				var v string
+				if v, err = p.str(fk, f.raw, `use a string, best taken from the environment: "${CI_TOKEN}"`, true); err != nil {
+					return nil, err
+				}
+				tok, missing, _, bad := expand(v, p.lookup)
+				if bad != nil {
+					return nil, p.errf(fk, bad.fix, "%s", bad.problem)
+				}
+				if len(missing) > 0 {
+					sort.Strings(missing)
+					c.Unresolved = dedupe(missing)
+				} else if len(tok) < 16 {
+					return nil, p.errf(fk, "use a random token of at least 16 characters, e.g. from `openssl rand -hex 16`", "the token is shorter than 16 characters")
+				} else {
+					c.Token = tok
+				}
+			case "namespace":
+				if c.Namespace, err = p.str(fk, f.raw, `use a name such as "team"`, true); err != nil {
+					return nil, err
+				}
+				if !validClientName(c.Namespace) {
+					return nil, p.errf(fk, "use 1 to 64 letters, digits, '_', '-' or '.'", "%q is not a valid namespace", c.Namespace)
+				}
+			default:
+				return nil, p.unknownKey(ck, f.key, clientKeys)
+			}
+		}
+		if !hasToken {
+			return nil, p.errf(ck, `add "token": "${SOME_VAR}"`, "a client needs a token")
+		}
+		if c.Namespace == "" {
+			c.Namespace = c.Name
+		}
+		if c.Token != "" {
+			if other, dup := tokens[c.Token]; dup {
+				return nil, p.errf(ck+".token", "give each client its own token", "clients %q and %q have the same token", other, c.Name)
+			}
+			tokens[c.Token] = c.Name
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func validClientName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
