@@ -119,8 +119,8 @@ var Operations = []Operation{
 		Schema:      schema[sessionIDInput](nil), handler: func(s *server) builtin.Handler { return s.sessionAnalyze }},
 	{Module: "session", Method: "extractLearnings", Tool: "session_extractLearnings", Positional: []string{"sessionId"}, Rest: true, Required: []string{"sessionId"}, ReadOnly: true,
 		Description: "Pull learnings from a session's key moments: patterns (from decisions, insights, branches), anti-patterns (from revisions and pivots) and a signal (the session's metrics). args is {keyMoments: [{thoughtNumber, type, significance?, summary?}], targetTypes: [...]}; without keyMoments, decisions, revisions and branch points are used.",
-		Schema: schema[extractInput](map[string][]string{"keyMoments.type": MomentTypes, "targetTypes": LearningTypes}),
-		handler: func(s *server) builtin.Handler { return s.extractLearnings }},
+		Schema:      schema[extractInput](map[string][]string{"keyMoments.type": MomentTypes, "targetTypes": LearningTypes}),
+		handler:     func(s *server) builtin.Handler { return s.extractLearnings }},
 
 	{Module: "knowledge", Method: "createEntity", Tool: "knowledge_createEntity", Required: []string{"name", "type", "label"},
 		Description: "Create an entity of the knowledge graph (type Insight, Concept, Workflow, Decision or Agent). Returns it with its id. An entity of the same type and name that exists already is returned as it is, with existing: true.",
