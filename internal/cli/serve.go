@@ -42,11 +42,6 @@ func (e *env) serve(args []string) int {
 	if len(pos) > 0 {
 		return e.usageErr(fmt.Errorf("serve takes no arguments, got %q", pos))
 	}
-	if httpAddr != "" {
-		if err := serve.CheckListen(httpAddr, token); err != nil {
-			return e.usageErr(err)
-		}
-	}
 	for _, o := range origins {
 		if err := serve.CheckOrigin(o); err != nil {
 			return e.usageErr(err)
@@ -62,6 +57,20 @@ func (e *env) serve(args []string) int {
 		return status
 	}
 	defer g.close()
+	if httpAddr != "" {
+		// A named client's token (codemode.clients) is a token too.
+		auth := token
+		for _, c := range g.cfg.Clients {
+			if len(c.Unresolved) > 0 {
+				g.log.Warn("a client's token is not set; it cannot authenticate", "client", c.Name, "unset", c.Unresolved)
+			} else if auth == "" {
+				auth = c.Token
+			}
+		}
+		if err := serve.CheckListen(httpAddr, auth); err != nil {
+			return e.usageErr(err)
+		}
+	}
 	// Bind the address before any upstream server starts: a port that is
 	// taken or invalid must not cost a round of process starts first.
 	var ln net.Listener

@@ -179,7 +179,7 @@ type Serve struct {
 var KnownBuiltins = []string{"thoughtbox", "store"}
 
 // KnownSurfaces are the values Serve.Surfaces accepts.
-var KnownSurfaces = []string{"run", "search-execute", "files", "emceepee"}
+var KnownSurfaces = []string{"run", "search-execute", "files", "emceepee", "thoughtbox"}
 
 // SurfaceTools are the tool names each surface serves; the run surface's
 // one tool is named by Serve.RunToolName.
@@ -187,6 +187,7 @@ var SurfaceTools = map[string][]string{
 	"search-execute": {"search", "execute"},
 	"files":          {"listToolFiles", "readToolFile", "executeToolCode"},
 	"emceepee":       {"codemode_search", "codemode_execute"},
+	"thoughtbox":     {"thoughtbox_search", "thoughtbox_execute"},
 }
 
 // Built-in limits. The defaults are those of the issue that introduced them;

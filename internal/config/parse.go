@@ -705,7 +705,14 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			return err
 		}
 	}
-	return p.runToolNameFree(c)
+	if err := p.runToolNameFree(c); err != nil {
+		return err
+	}
+	// The thoughtbox surface's tb is the thoughtbox built-in.
+	if slices.Contains(c.Serve.Surfaces, "thoughtbox") && c.Builtins != nil && !slices.Contains(c.Builtins, "thoughtbox") {
+		return p.errf("codemode.builtins", `add "thoughtbox" to codemode.builtins, or remove the "thoughtbox" surface`, "the thoughtbox surface needs the thoughtbox built-in server, which codemode.builtins leaves out")
+	}
+	return nil
 }
 
 // surfaces reads codemode.surfaces. A surface listed twice is refused like a

@@ -18,27 +18,35 @@ import (
 )
 
 // With no configuration at all, serve starts, says on stderr how to add a
-// server, and serves an empty catalog.
+// server, and serves the built-in servers: a value set in one run is read
+// in the next, over stdio and, after a restart, over HTTP.
 func TestNoConfig(t *testing.T) {
 	t.Parallel()
 	empty := t.TempDir()
-	conn := map[string]any{"transport": "stdio", "command": codemodeBin(t), "args": []string{"serve"}, "cwd": empty}
+	state := t.TempDir()
+	env := baseEnv("XDG_STATE_HOME=" + state)
+	conn := map[string]any{"transport": "stdio", "command": codemodeBin(t), "args": []string{"serve"}, "cwd": empty, "env": map[string]string{"XDG_STATE_HOME": state}}
 	c := startTS(t, conn,
 		listStep(),
-		runStep(`import { listServers } from "@codemode/discovery"; globalThis.__codemode_result__ = await listServers();`),
+		runStep(`import { listServers } from "@codemode/discovery"; globalThis.__codemode_result__ = (await listServers()).map((s) => s.serverId + ":" + s.status);`),
 		runStep(`import { nope } from "@codemode/servers/github"; nope;`),
 		runStep(`import { nope } from "@codemode/servers/github";`),
+		runStep(`import { set } from "@codemode/servers/store"; import { thought } from "@codemode/servers/thoughtbox";
+await set({ key: "greeting", value: { hello: "world" } });
+globalThis.__codemode_result__ = (await thought({ thought: "first", thoughtType: "reasoning", nextThoughtNeeded: true })).thoughtNumber;`),
+		runStep(`import { get } from "@codemode/servers/store"; import { thought } from "@codemode/servers/thoughtbox";
+globalThis.__codemode_result__ = { v: (await get({ key: "greeting" })).value, n: (await thought({ thought: "second", thoughtType: "reasoning", nextThoughtNeeded: true })).thoughtNumber };`),
 	)
 	out := c.output(t)
 	l := decode[toolList](t, out.Results[0])
 	if !slices.Equal(l.names(), []string{"codemode_run"}) {
 		t.Fatalf("tools = %q", l.names())
 	}
-	if !strings.Contains(l.Tools[0].Description, "No MCP servers are configured") {
-		t.Errorf("the description does not say that no server is configured:\n%s", tail(l.Tools[0].Description, 400))
+	if d := l.Tools[0].Description; !strings.Contains(d, "@codemode/servers/thoughtbox") || !strings.Contains(d, "@codemode/servers/store") {
+		t.Errorf("the description does not declare the built-in servers:\n%s", tail(d, 400))
 	}
-	if got := okRun(t, out.Results[1]); got != "[]" {
-		t.Errorf("listServers = %s, want []", got)
+	if got := okRun(t, out.Results[1]); got != `["thoughtbox:connected","store:connected"]` {
+		t.Errorf("listServers = %s, want the two built-ins", got)
 	}
 	if _, resp := asRun(t, out.Results[2]); resp.errorDiag() == nil || resp.errorDiag().Code != "IMPORT_FAILURE" {
 		t.Errorf("importing from an unknown server succeeded: %s", out.Results[2])
@@ -51,7 +59,15 @@ func TestNoConfig(t *testing.T) {
 			t.Errorf("an unused import from an unknown server was silently dropped: %s", out.Results[3])
 		}
 	})
-	if s := c.stderr.String(); !strings.Contains(s, "To add a server") || !strings.Contains(s, "mcpServers") {
+	if got := okRun(t, out.Results[4]); got != "1" {
+		t.Errorf("first thought numbered %s", got)
+	}
+	// Over stdio one MCP session is one current session: the second run's
+	// thought follows the first.
+	if got := okRun(t, out.Results[5]); got != `{"v":{"hello":"world"},"n":2}` {
+		t.Errorf("the next run read %s", got)
+	}
+	if s := c.stderr.String(); !strings.Contains(s, "To add a server") || !strings.Contains(s, "mcpServers") || !strings.Contains(s, "built-in") {
 		t.Errorf("stderr does not say how to add a server:\n%s", tail(s, 2000))
 	}
 
@@ -62,15 +78,18 @@ func TestNoConfig(t *testing.T) {
 		t.Errorf("Inspector tools/list = %q", il.names())
 	}
 
-	// And over HTTP.
-	p := startProc(t, baseEnv(), empty, codemodeBin(t), "serve", "--http", "127.0.0.1:0")
+	// And over HTTP, a new process on the same data: the value and the
+	// session recorded through the first serve are there.
+	p := startProc(t, env, empty, codemodeBin(t), "serve", "--http", "127.0.0.1:0")
 	m, err := p.waitLine(urlLine, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := runTS(t, httpConn(m[1], nil), runStep(`import { listServers } from "@codemode/discovery"; globalThis.__codemode_result__ = await listServers();`))
-	if r := okRun(t, got[0]); r != "[]" {
-		t.Errorf("over HTTP, listServers = %s", r)
+	got := runTS(t, httpConn(m[1], nil), runStep(`import { get } from "@codemode/servers/store"; import { session_list } from "@codemode/servers/thoughtbox";
+const s = await session_list({});
+globalThis.__codemode_result__ = { v: (await get({ key: "greeting" })).value, sessions: s.total, thoughts: s.sessions[0].thoughtCount };`))
+	if r := okRun(t, got[0]); r != `{"v":{"hello":"world"},"sessions":1,"thoughts":2}` {
+		t.Errorf("after a restart, over HTTP: %s", r)
 	}
 	if !strings.Contains(p.stderr.String(), "To add a server") {
 		t.Errorf("over HTTP, stderr does not say how to add a server:\n%s", tail(p.stderr.String(), 2000))

@@ -34,9 +34,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
 
+	"github.com/codemode-mcp/codemode/internal/builtin"
+	"github.com/codemode-mcp/codemode/internal/builtin/state"
+	"github.com/codemode-mcp/codemode/internal/builtin/thoughtbox"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
@@ -104,10 +108,13 @@ func runGolden(t *testing.T, file string) []string {
 		t.Fatal(err)
 	}
 	ar := txtar.Parse(data)
-	var surfaces []string
+	var surfaces, builtins []string
 	for _, line := range strings.Split(string(ar.Comment), "\n") {
 		if v, ok := strings.CutPrefix(line, "surfaces:"); ok {
 			surfaces = strings.Fields(v)
+		}
+		if v, ok := strings.CutPrefix(line, "builtins:"); ok {
+			builtins = strings.Fields(v)
 		}
 	}
 	if len(surfaces) == 0 {
@@ -127,10 +134,27 @@ func runGolden(t *testing.T, file string) []string {
 
 	cfg := testutil.Config(config.Server{Name: "calc", Transport: config.Stdio, Command: "in-memory"})
 	cfg.Serve.Surfaces = surfaces
-	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"calc": goldenUpstream()}),
-		Logger: slog.New(slog.DiscardHandler)})
+	// "builtins: thoughtbox store" in the comment serves those built-in
+	// servers too, on a fresh store.
+	cfg.Builtins = builtins
+	if cfg.Builtins == nil {
+		cfg.Builtins = []string{}
+	}
+	kept := store.New(&store.Options{Dir: t.TempDir()})
+	defer kept.Close()
+	set := builtin.NewSet(thoughtbox.New(kept, nil), state.New(kept, nil))
+	set.Configure(cfg, nil)
+	calc := upstream.DialInMemory(map[string]*mcp.Server{"calc": goldenUpstream()})
+	dialBuiltin := set.Dial()
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Logger: slog.New(slog.DiscardHandler),
+		Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
+			if s.Transport == config.Builtin {
+				return dialBuiltin(ctx, s)
+			}
+			return calc(ctx, s)
+		}})
 	defer mgr.Close()
-	srv := New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden"})
+	srv := New(run.New(cfg, catalog.New(mgr), mgr, &run.Options{Caller: set.Caller(mgr)}), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv.Start(ctx)

@@ -41,10 +41,20 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The built-in servers keep their data under $XDG_STATE_HOME: the
+	// gateways these tests start (in process and as processes, which
+	// inherit it) use a temporary one, never the developer's.
+	state, err := os.MkdirTemp("", "codemode-serve-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	testutil.StopPostgres()
+	os.RemoveAll(state)
 	os.Exit(code)
 }
 
@@ -129,16 +139,20 @@ func scriptEntry(t testing.TB, script string) map[string]any {
 }
 
 // writeConfig writes a codemode.json with servers and the `codemode`
-// settings (nil for none) and returns its path.
+// settings (nil for none) and returns its path. The built-in servers are
+// off unless settings name them ("builtins"): these tests are about the
+// upstreams they configure.
 func writeConfig(t testing.TB, servers upstreams, settings map[string]any) string {
 	t.Helper()
 	doc := map[string]any{"mcpServers": servers}
 	if servers == nil {
 		doc["mcpServers"] = map[string]any{}
 	}
-	if settings != nil {
-		doc["codemode"] = settings
+	gw := map[string]any{"builtins": []string{}}
+	for k, v := range settings {
+		gw[k] = v
 	}
+	doc["codemode"] = gw
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -10,7 +11,10 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/config"
 )
 
 // HTTPOptions configure the Streamable HTTP endpoint.
@@ -85,9 +89,9 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			// not needed: a rebinding page cannot send the token.
 			DisableLocalhostProtection: o.AuthToken != ""})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(o, h))
+	mux.Handle("/mcp", guard(o, s.cfg.Clients, h))
 	if s.opts.CodeStep != nil {
-		mux.Handle(StepPath, guard(o, http.MaxBytesHandler(s.opts.CodeStep, MaxRequestBodyBytes)))
+		mux.Handle(StepPath, guard(o, s.cfg.Clients, http.MaxBytesHandler(s.opts.CodeStep, MaxRequestBodyBytes)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
@@ -95,27 +99,65 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	return mux
 }
 
-// guard checks the Origin (against DNS rebinding) and the bearer token.
-func guard(o HTTPOptions, next http.Handler) http.Handler {
+// guard checks the Origin (against DNS rebinding) and the bearer token:
+// --auth-token (the client "default") or a token of codemode.clients. A
+// request that passes carries its client's name as the SDK's
+// auth.TokenInfo.UserID, which the SDK uses to keep a session to the
+// client that opened it, and the built-ins to choose the namespace (see
+// Server.caller).
+func guard(o HTTPOptions, clients []config.Client, next http.Handler) http.Handler {
 	allowed := map[string]bool{}
 	for _, a := range o.AllowedOrigins {
 		allowed[strings.TrimRight(strings.ToLower(a), "/")] = true
 	}
+	type named struct{ token, name string }
+	var tokens []named
+	if o.AuthToken != "" {
+		tokens = append(tokens, named{o.AuthToken, config.DefaultClient})
+	}
+	for _, c := range clients {
+		if c.Token != "" {
+			tokens = append(tokens, named{c.Token, c.Name})
+		}
+	}
+	// who returns the client a token belongs to, comparing with every
+	// token in constant time.
+	who := func(got string) (string, bool) {
+		name, ok := "", false
+		for _, t := range tokens {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(t.token)) == 1 {
+				name, ok = t.name, true
+			}
+		}
+		return name, ok
+	}
+	identified := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if name, ok := who(token); ok {
+			return &auth.TokenInfo{UserID: name}, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
 			http.Error(w, "forbidden: Origin "+origin+" is not allowed (start codemode with --allowed-origin to accept it)", http.StatusForbidden)
 			return
 		}
-		if o.AuthToken != "" {
-			// The scheme is case-insensitive (RFC 9110 §11.1).
-			scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(o.AuthToken)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
-				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
-				return
-			}
+		if len(tokens) == 0 {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if ok {
+			_, known := who(got)
+			ok = strings.EqualFold(scheme, "Bearer") && known
+		}
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="codemode"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+			return
+		}
+		identified.ServeHTTP(w, r)
 	})
 }
 

@@ -40,9 +40,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/buildinfo"
+	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -103,6 +105,10 @@ type Server struct {
 	// searchHook, if set, sees every step of a regular-expression search
 	// (catalog.BudgetOptions.OnSpend); tests use it to cancel one midway.
 	searchHook func(ctx context.Context, used int64)
+	// sessionKeys names each MCP session for the built-in servers
+	// (builtin.Caller.Session): Thoughtbox's current session is per MCP
+	// session. Entries go when their session ends.
+	sessionKeys map[*mcp.ServerSession]string
 }
 
 // New returns a Server for runner's catalog. mgr is used for the emceepee
@@ -118,6 +124,8 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		refreshQ: make(chan struct{}, 1),
 		tools:    map[string]string{},
 		decls:    newDeclCache(),
+
+		sessionKeys: map[*mcp.ServerSession]string{},
 	}
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	if opts != nil {
@@ -250,8 +258,43 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 		if req.Session != nil && req.Session.ID() != "" {
 			attrs = append(attrs, slog.String("session", req.Session.ID()))
 		}
+		ctx = builtin.WithCaller(ctx, s.caller(req))
 		return h(run.WithLogAttrs(ctx, attrs...), req)
 	}
+}
+
+// caller says who makes a call, for the built-in servers: the namespace of
+// the client whose token authenticated the request (see Handler), and the
+// MCP session. Under stateless HTTP every call is a session of its own.
+func (s *Server) caller(req *mcp.CallToolRequest) builtin.Caller {
+	c := builtin.Caller{Client: builtin.DefaultClient}
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		for _, cl := range s.cfg.Clients {
+			if cl.Name == req.Extra.TokenInfo.UserID {
+				c.Client = cl.Namespace
+			}
+		}
+	}
+	if req.Session == nil || s.stateless.Load() {
+		c.Session = "call-" + store.NewID()
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key, ok := s.sessionKeys[req.Session]
+	if !ok {
+		key = "mcp-" + store.NewID()
+		s.sessionKeys[req.Session] = key
+		session := req.Session
+		go func() {
+			session.Wait()
+			s.mu.Lock()
+			delete(s.sessionKeys, session)
+			s.mu.Unlock()
+		}()
+	}
+	c.Session = key
+	return c
 }
 
 // ServeStdio serves one client over stdin and stdout until the client goes

@@ -64,6 +64,7 @@ var surfaceKinds = map[string]func(*Server) Surface{
 	"search-execute": newSearchExecuteSurface,
 	"files":          newFilesSurface,
 	"emceepee":       newEmceepeeSurface,
+	"thoughtbox":     newThoughtboxSurface,
 }
 
 // input is the input of a tool whose arguments decode into In: its schema,

@@ -1,0 +1,121 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/builtin/thoughtbox"
+	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/transpile"
+)
+
+// The thoughtbox surface: Thoughtbox's own pair of tools over its tb SDK
+// (the thoughtbox built-in server, package builtin/thoughtbox).
+// thoughtbox_search hands an arrow function the catalog of tb operations,
+// catalog.operations.<module>.<operation>, read-only; thoughtbox_execute
+// runs an arrow function with `tb` in scope, whose methods resolve to their
+// results unwrapped.
+
+const (
+	tbCatalogModule = "@codemode/surface/thoughtbox-catalog"
+	tbSDKModule     = "@codemode/surface/tb"
+	tbCatalogOp     = "surface.thoughtbox.catalog"
+)
+
+var (
+	tbSearchInput  = codeInput("async (catalog) => catalog.operations.session")
+	tbExecuteInput = codeInput("async () => tb.session.list({ limit: 5 })")
+)
+
+type thoughtboxSurface struct{ s *Server }
+
+func newThoughtboxSurface(s *Server) Surface { return thoughtboxSurface{s} }
+
+func (ts thoughtboxSurface) Instructions() string {
+	return "With thoughtbox_execute, record reasoning with tb.thought(...) and keep a knowledge graph with tb.knowledge; thoughtbox_search lists the operations."
+}
+
+func (ts thoughtboxSurface) Tools([]*catalog.Server) []Tool {
+	return []Tool{
+		tbSearchInput.tool(&mcp.Tool{
+			Name:  "thoughtbox_search",
+			Title: "Discover Thoughtbox operations",
+			Description: `Read-only. 10-second timeout. Write an arrow function that receives the catalog and returns whatever it wants, e.g. async (catalog) => catalog.operations.session
+The catalog is organized by module: catalog.operations.<module>.<operation> = {signature, description, inputSchema, tool, readOnlyHint}, modules thought, session, knowledge. It also exposes prompts, resources, and resourceTemplates.`,
+			Annotations: &mcp.ToolAnnotations{Title: "Search Thoughtbox operations", ReadOnlyHint: true},
+		}, ts.search),
+		tbExecuteInput.tool(&mcp.Tool{
+			Name:  "thoughtbox_execute",
+			Title: "Run operations with the tb SDK",
+			Description: `30-second timeout. Write an async arrow function using the tb SDK, e.g. async () => tb.session.list({ limit: 5 }); you get {logs, result, diagnostics, toolTrace}. tb methods run server-side and return their results directly, unwrapped (no MCP envelope). The current session (the one tb.thought appends to) belongs to this MCP session; a thought with nextThoughtNeeded: false ends it.
+` + thoughtbox.SDKSummary() + `addObservation and queryGraph take a single object argument; positional forms fail with "Missing required parameter". Methods with positional parameters (session.get, search, resume, export, analyze, extractLearnings, knowledge.getEntity) also take one object of named arguments.
+` + sandboxDoc,
+			Annotations: &mcp.ToolAnnotations{Title: "Execute with tb", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		}, ts.execute),
+	}
+}
+
+// tbSearchTranspile runs thoughtbox_search's code as the argument of the
+// catalog module's search(), as search-execute's search does.
+var tbSearchTranspile = &transpile.Options{
+	Prefix: fmt.Sprintf("import { search as __codemode_search } from %q;globalThis.__codemode_result__ = await __codemode_search(", tbCatalogModule),
+	Suffix: "\n);\n",
+}
+
+func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
+	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
+		Transpile:   tbSearchTranspile,
+		ReadOnly:    true,
+		Modules:     ts.modules,
+		Ops:         ts.ops,
+		LimitParams: fixedLimits,
+	})
+	return responseResult(resp, ""), nil
+}
+
+func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
+	resp := ts.s.runCallOrBody(ctx, in.Code, executeTimeoutMs, run.Extra{Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
+	return responseResult(resp, ""), nil
+}
+
+func (ts thoughtboxSurface) modules(_ context.Context, _ *run.View, spec string) (string, bool) {
+	switch spec {
+	case tbCatalogModule:
+		return tbCatalogSource, true
+	case tbSDKModule:
+		return thoughtbox.SDKSource(), true
+	}
+	return "", false
+}
+
+func (ts thoughtboxSurface) ops(_ context.Context, _ *run.View, op string, _ json.RawMessage) (json.RawMessage, error, bool) {
+	if op != tbCatalogOp {
+		return nil, nil, false
+	}
+	b, err := json.Marshal(map[string]any{
+		"operations": thoughtbox.CatalogOperations(),
+		// The built-in offers no prompts or resources; the keys are there
+		// so that code written for Thoughtbox's catalog reads them as empty.
+		"prompts": []any{}, "resources": []any{}, "resourceTemplates": []any{},
+	})
+	if err != nil {
+		return nil, &diag.Error{Class: diag.CodemodeError, Message: "the catalog could not be encoded: " + err.Error()}, true
+	}
+	return b, nil, true
+}
+
+const tbCatalogSource = `import { call, classes } from "@codemode/internal";
+export async function search(f) {
+  if (typeof f !== "function") {
+    throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
+      { hint: "pass the function itself, e.g. async (catalog) => catalog.operations.session" });
+  }
+  return await f(await call("` + tbCatalogOp + `", []));
+}
+`
