@@ -82,8 +82,8 @@ func (kv KV) Get(ctx context.Context, ns, key string) (e KVEntry, found bool, er
 		var value string
 		var updated int64
 		var expires sql.NullInt64
-		err := q.QueryRowContext(ctx, b.q(`SELECT value, bytes, updated_at, expires_at FROM kv
-WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`), ns, key, b.nowMs()).Scan(&value, &e.Bytes, &updated, &expires)
+		err := b.readRow(ctx, `SELECT value, bytes, updated_at, expires_at FROM kv
+WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`, ns, key, b.nowMs()).Scan(&value, &e.Bytes, &updated, &expires)
 		if err == sql.ErrNoRows {
 			return nil
 		}
@@ -118,7 +118,7 @@ func (kv KV) Set(ctx context.Context, ns, key string, value json.RawMessage, ttl
 			return err
 		}
 		var old int64
-		err = tx.QueryRowContext(ctx, b.q("SELECT bytes FROM kv WHERE namespace = ? AND key = ?"), ns, key).Scan(&old)
+		err = b.txRow(ctx, tx, "SELECT bytes FROM kv WHERE namespace = ? AND key = ?", ns, key).Scan(&old)
 		if err != nil && err != sql.ErrNoRows {
 			return err
 		}
@@ -138,12 +138,12 @@ func (kv KV) Set(ctx context.Context, ns, key string, value json.RawMessage, ttl
 		if ttl > 0 {
 			expires = sql.NullInt64{Int64: now + ttl.Milliseconds(), Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, b.q(`INSERT INTO kv (namespace, key, value, bytes, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at, expires_at = excluded.expires_at`),
+		if _, err := b.txExec(ctx, tx, `INSERT INTO kv (namespace, key, value, bytes, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
 			ns, key, string(value), size, now, expires); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, b.q("UPDATE kv_usage SET bytes = ? WHERE namespace = ?"), next, ns); err != nil {
+		if _, err := b.txExec(ctx, tx, "UPDATE kv_usage SET bytes = ? WHERE namespace = ?", next, ns); err != nil {
 			return err
 		}
 		out = KVEntry{Key: key, Value: value, Bytes: size, UpdatedAt: time.UnixMilli(now), ExpiresAt: msTime(expires)}
@@ -158,7 +158,7 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, bytes = exclu
 // never loses an update. (On SQLite the write transaction is already
 // exclusive.)
 func lockUsage(ctx context.Context, b *backend, tx *sql.Tx, ns string) (int64, error) {
-	if _, err := tx.ExecContext(ctx, b.q("INSERT INTO kv_usage (namespace, bytes) VALUES (?, 0) ON CONFLICT (namespace) DO NOTHING"), ns); err != nil {
+	if _, err := b.txExec(ctx, tx, "INSERT INTO kv_usage (namespace, bytes) VALUES (?, 0) ON CONFLICT (namespace) DO NOTHING", ns); err != nil {
 		return 0, err
 	}
 	q := "SELECT bytes FROM kv_usage WHERE namespace = ?"
@@ -166,7 +166,7 @@ func lockUsage(ctx context.Context, b *backend, tx *sql.Tx, ns string) (int64, e
 		q += " FOR UPDATE"
 	}
 	var used int64
-	err := tx.QueryRowContext(ctx, b.q(q), ns).Scan(&used)
+	err := b.txRow(ctx, tx, q, ns).Scan(&used)
 	return used, err
 }
 

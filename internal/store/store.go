@@ -244,9 +244,90 @@ type backend struct {
 	log         *slog.Logger
 	// rebind caches queries rewritten for the dialect's placeholders.
 	rebind sync.Map
+	// stmts caches prepared statements by pool and query: preparing is a
+	// good part of a small query's cost (SQLite parses and plans it).
+	stmts   sync.Map // stmtKey → *sql.Stmt
+	pending sync.Map // write queries to prepare after their transaction
 }
 
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// prepared returns query (in ? form) prepared on db, preparing it once.
+func (b *backend) prepared(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	k := stmtKey{db, query}
+	if v, ok := b.stmts.Load(k); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := db.PrepareContext(ctx, b.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if v, loaded := b.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// txExec and txRow run a statement in tx. On SQLite they use the
+// statement prepared on the write pool; the first time, the statement runs
+// unprepared and is prepared once the transaction is over (preparing on
+// the pool now would wait for its one connection, which tx holds).
+// PostgreSQL's driver caches prepared statements itself.
+func (b *backend) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := b.writeStmt(query); st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, b.q(query), args...)
+}
+
+func (b *backend) txRow(ctx context.Context, tx *sql.Tx, query string, args ...any) rowScanner {
+	if st := b.writeStmt(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, b.q(query), args...)
+}
+
+func (b *backend) writeStmt(query string) *sql.Stmt {
+	if b.dialect == postgres {
+		return nil
+	}
+	if v, ok := b.stmts.Load(stmtKey{b.write, query}); ok {
+		return v.(*sql.Stmt)
+	}
+	b.pending.Store(query, true)
+	return nil
+}
+
+// preparePending prepares the write statements first run unprepared.
+func (b *backend) preparePending(ctx context.Context) {
+	b.pending.Range(func(k, _ any) bool {
+		b.pending.Delete(k)
+		b.prepared(ctx, b.write, k.(string))
+		return true
+	})
+}
+
+// readRow runs a prepared query on the read pool.
+func (b *backend) readRow(ctx context.Context, query string, args ...any) rowScanner {
+	st, err := b.prepared(ctx, b.read, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 func (b *backend) close() error {
+	b.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	err := b.write.Close()
 	if b.read != b.write {
 		err = errors.Join(err, b.read.Close())
@@ -310,7 +391,7 @@ func (s *Store) tx(ctx context.Context, op string, f func(b *backend, tx *sql.Tx
 	if err != nil {
 		return err
 	}
-	return b.retry(ctx, op, func() error {
+	err = b.retry(ctx, op, func() error {
 		tx, err := b.write.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -321,6 +402,8 @@ func (s *Store) tx(ctx context.Context, op string, f func(b *backend, tx *sql.Tx
 		}
 		return tx.Commit()
 	})
+	b.preparePending(ctx)
+	return err
 }
 
 // read runs f against the read pool, retrying while the database is busy.
