@@ -26,8 +26,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -228,4 +230,37 @@ func (f *fastPath) CallTool(ctx context.Context, serverID, tool string, args any
 		raw = b
 	}
 	return srv.Call(ctx, tool, raw)
+}
+
+// InputSchema is the input schema of a tool whose arguments decode into T:
+// jsonschema-go's schema of T (unknown properties refused, so that a
+// misspelt argument is reported rather than ignored), with pointers and
+// slices typed as what they hold rather than also null, which is not what
+// to send and costs tokens in every declaration.
+func InputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.ForType(reflect.TypeFor[T](), &jsonschema.ForOptions{
+		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[map[string]any](): {Type: "object"}},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("builtin: no input schema for %T: %v", *new(T), err))
+	}
+	dropNull(s)
+	return s
+}
+
+func dropNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		s.Type = s.Types[0]
+		if s.Type == "null" {
+			s.Type = s.Types[1]
+		}
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		dropNull(p)
+	}
+	dropNull(s.Items)
 }

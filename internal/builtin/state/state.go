@@ -101,10 +101,7 @@ type listInput struct {
 
 // schemaFor is T's input schema; edit adjusts it.
 func schemaFor[T any](edit func(*jsonschema.Schema)) *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(err)
-	}
+	s := builtin.InputSchema[T]()
 	if edit != nil {
 		edit(s)
 	}

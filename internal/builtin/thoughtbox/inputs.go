@@ -2,9 +2,10 @@ package thoughtbox
 
 import (
 	"encoding/json"
-	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/codemode-mcp/codemode/internal/builtin"
 )
 
 // The seven thought types.
@@ -163,12 +164,7 @@ type empty struct{}
 // schema is T's input schema, with enums set on the named properties
 // (dotted paths reach into objects and array items).
 func schema[T any](enums map[string][]string) *jsonschema.Schema {
-	s, err := jsonschema.ForType(reflect.TypeFor[T](), &jsonschema.ForOptions{
-		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[map[string]any](): {Type: "object"}},
-	})
-	if err != nil {
-		panic(err)
-	}
+	s := builtin.InputSchema[T]()
 	for path, values := range enums {
 		p := s
 		for _, name := range splitPath(path) {
