@@ -32,11 +32,14 @@ const busyTimeoutMs = 5000
 // with BEGIN IMMEDIATE (taking the write lock up front, so that a
 // transaction never fails halfway on a lock upgrade), uses the WAL journal
 // (readers and the writer do not block each other, across processes too)
-// and syncs every commit (synchronous=FULL: a set that returned survives a
-// power cut, not only a crash of the process).
+// with synchronous=NORMAL: a commit is in the WAL file when it returns, so
+// it survives the process crashing or being killed; the WAL is synced at
+// checkpoints, so a power cut or OS crash may lose the last commits (never
+// corrupting the file). FULL would sync every commit, which costs more
+// than a set's whole budget (docs/BENCHMARKS.md).
 func sqliteDSN(path string, readOnly bool, busyMs int) string {
 	dsn := path + "?_txlock=immediate&_busy_timeout=" + itoa(busyMs) +
-		"&_journal_mode=WAL&_synchronous=FULL&_foreign_keys=1"
+		"&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1"
 	if readOnly {
 		dsn += "&_query_only=1"
 	}
