@@ -201,7 +201,7 @@ func (t Thoughts) AppendThought(ctx context.Context, ns, id string, a Append) (T
 			q += " FOR UPDATE"
 		}
 		var count int
-		if err := tx.QueryRowContext(ctx, b.q(q), id, ns).Scan(&count); err != nil {
+		if err := b.txRow(ctx, tx, q, id, ns).Scan(&count); err != nil {
 			if err == sql.ErrNoRows {
 				return &NotFoundError{What: "session", ID: id}
 			}
@@ -243,7 +243,7 @@ func (t Thoughts) AppendThought(ctx context.Context, ns, id string, a Append) (T
 			}
 		}
 		args = append(args, id)
-		if _, err := tx.ExecContext(ctx, b.q("UPDATE tb_sessions SET "+set+" WHERE id = ?"), args...); err != nil {
+		if _, err := b.txExec(ctx, tx, "UPDATE tb_sessions SET "+set+" WHERE id = ?", args...); err != nil {
 			return err
 		}
 		var payload sql.NullString
@@ -257,16 +257,16 @@ func (t Thoughts) AppendThought(ctx context.Context, ns, id string, a Append) (T
 			cols += ", namespace"
 			vals = append(vals, ns)
 		}
-		if _, err := tx.ExecContext(ctx, b.q("INSERT INTO tb_thoughts ("+cols+") VALUES ("+placeholders(len(vals))+")"), vals...); err != nil {
+		if _, err := b.txExec(ctx, tx, "INSERT INTO tb_thoughts ("+cols+") VALUES ("+placeholders(len(vals))+")", vals...); err != nil {
 			return err
 		}
 		if b.dialect == sqliteDialect {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO tb_thoughts_fts (thought, session_id, number, namespace) VALUES (?, ?, ?, ?)", th.Thought, id, th.Number, ns); err != nil {
+			if _, err := b.txExec(ctx, tx, "INSERT INTO tb_thoughts_fts (thought, session_id, number, namespace) VALUES (?, ?, ?, ?)", th.Thought, id, th.Number, ns); err != nil {
 				return err
 			}
 		}
 		var err error
-		ses, err = getSession(ctx, b, tx, ns, id)
+		ses, err = scanSession(b.txRow(ctx, tx, "SELECT "+sessionCols+" FROM tb_sessions WHERE id = ? AND namespace = ?", id, ns))
 		return err
 	})
 	return th, ses, err
