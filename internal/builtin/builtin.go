@@ -149,6 +149,17 @@ func NewSet(servers ...*Server) *Set {
 	return s
 }
 
+// Active lists the ids of the built-ins Configure enabled.
+func (s *Set) Active() []string {
+	var ids []string
+	for _, srv := range s.servers {
+		if s.active[srv.ID] != nil {
+			ids = append(ids, srv.ID)
+		}
+	}
+	return ids
+}
+
 // Server returns the built-in with id, enabled or not.
 func (s *Set) Server(id string) *Server { return s.byID[id] }
 

@@ -88,10 +88,16 @@ func (e *env) serve(args []string) int {
 	// with it is in the log from the start; the gateway serves anyway, and
 	// only calls of the built-ins that need the store fail (with the fix)
 	// until it is solved.
-	if err := g.store.Ready(e.ctx); err != nil {
-		g.log.Warn("the data store is unavailable; the built-in servers' calls fail until it is fixed", "err", err)
-	} else {
-		g.log.Info("data store ready", "backend", g.store.Backend(), "where", g.store.Where())
+	// It happens in the background: a PostgreSQL that does not answer
+	// must not hold up serving.
+	if len(g.builtins.Active()) > 0 {
+		go func() {
+			if err := g.store.Ready(e.ctx); err != nil {
+				g.log.Warn("the data store is unavailable; the built-in servers' calls fail until it is fixed", "err", err)
+			} else {
+				g.log.Info("data store ready", "backend", g.store.Backend(), "where", g.store.Where())
+			}
+		}()
 	}
 	opts := &run.Options{Logger: g.log}
 	var caller run.Caller = g.caller()
