@@ -194,10 +194,12 @@ func (c *serverConn) classifyCall(ctx, callCtx context.Context, s *session, op s
 	case isFrameTooLarge(err):
 		// The answer to this very request, most likely: say so rather
 		// than blame the server, which did nothing wrong. The SDK drops
-		// the connection; wait for the watcher to record that, so that
-		// the caller's next call starts a new session.
-		s.endedErr(2 * time.Second)
+		// the connection, and closing it can take seconds (a server that
+		// ignores EOF on stdin waits for SIGTERM): the session is let go
+		// of now, so that the caller's next call starts a new one, as the
+		// hint says, instead of landing on the one being closed.
 		e.Kind, e.Err, e.Hint = Died, ErrMessageTooLarge, tooLargeHint
+		c.abandon(s, e)
 		return e
 	default:
 		// A broken connection surfaces as EOF or "connection closed"; wait

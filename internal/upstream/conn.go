@@ -231,6 +231,20 @@ func (c *serverConn) watch(s *session) {
 	close(s.done)
 }
 
+// abandon stops using s, whose connection is broken, at once: the next use
+// starts a new session (after the backoff err calls for) while s finishes
+// closing in the background. The watcher of s then records nothing more.
+func (c *serverConn) abandon(s *session, err *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != s {
+		return
+	}
+	c.sess = nil
+	c.recordFailure(err, time.Since(s.started))
+	c.log.Warn("upstream connection dropped", slog.Any("error", err))
+}
+
 // close ends a session on purpose. It may block while the SDK closes stdin
 // and waits for the child.
 func (s *session) close() {

@@ -220,7 +220,9 @@ func TestFilesystemStdio(t *testing.T) {
 
 // A result larger than the SDK reads in one stdio message (16 MiB) costs
 // that call, with an error that says so and how to ask for less; the server
-// is not blamed, and the next call restarts it at once.
+// is not blamed, and the next call restarts it at once, even while the old
+// process is still being closed (the filesystem server ignores EOF on stdin
+// and waits for SIGTERM, TerminateTimeout later).
 func TestHugeResultRestartsTheServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -234,7 +236,7 @@ func TestHugeResultRestartsTheServer(t *testing.T) {
 		f.WriteString(line)
 	}
 	f.Close()
-	m, _ := newManager(t, []config.Server{npmServer(t, "fs", "mcp-server-filesystem", dir)}, nil)
+	m, _ := newManager(t, []config.Server{npmServer(t, "fs", "mcp-server-filesystem", dir)}, &Options{TerminateTimeout: 5 * time.Second})
 	snapshot(t, m, "fs")
 	_, err = m.CallTool(context.Background(), "fs", "read_text_file", map[string]any{"path": big})
 	e := asError(t, err, "fs", Died)
