@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/codemode-mcp/codemode/internal/admit"
 )
 
 // EnvVar names the environment variable consulted when no --config flag is
@@ -120,6 +122,26 @@ type Config struct {
 	// file order. A client's name is its identity: the built-ins keep its
 	// data in its own namespace.
 	Clients []Client
+
+	// Admission bounds the runs the gateway takes on at once (package
+	// admit). Fully populated by Load.
+	Admission Admission
+}
+
+// Admission holds the codemode.maxConcurrentRuns, maxConcurrentRunsPerSession,
+// maxQueuedRuns and memoryBudgetBytes settings; see package admit for what
+// each bounds. Load fills unset fields with admit.Defaults.
+type Admission struct {
+	MaxConcurrentRuns           int
+	MaxConcurrentRunsPerSession int
+	MaxQueuedRuns               int
+	MemoryBudgetBytes           int64
+}
+
+// Options returns the settings as package admit takes them.
+func (a Admission) Options() *admit.Options {
+	return &admit.Options{MaxRuns: a.MaxConcurrentRuns, MaxRunsPerSession: a.MaxConcurrentRunsPerSession,
+		MaxQueued: a.MaxQueuedRuns, MemoryBytes: a.MemoryBudgetBytes}
 }
 
 // StoreLimits bound the `store` built-in's data. Both are fully populated
@@ -279,7 +301,25 @@ func (c *Config) applyDefaults() {
 			dst.MaxResultBytes = src.MaxResultBytes
 		}
 	}
-	fill(&c.MaxLimits, BuiltinMaxLimits)
+	a := &c.Admission
+	if a.MaxConcurrentRuns == 0 {
+		a.MaxConcurrentRuns = admit.Defaults.MaxRuns
+	}
+	if a.MaxConcurrentRunsPerSession == 0 {
+		a.MaxConcurrentRunsPerSession = admit.Defaults.MaxRunsPerSession
+	}
+	if a.MaxQueuedRuns == 0 {
+		a.MaxQueuedRuns = admit.Defaults.MaxQueued
+	}
+	if a.MemoryBudgetBytes == 0 {
+		a.MemoryBudgetBytes = admit.Defaults.MemoryBytes
+	}
+	// A built-in maximum above a smaller budget is lowered to it: a run
+	// asking for more could never start. (A maximum the file sets above
+	// the budget is refused by Parse.)
+	builtinMax := BuiltinMaxLimits
+	builtinMax.MaxMemoryBytes = min(builtinMax.MaxMemoryBytes, a.MemoryBudgetBytes)
+	fill(&c.MaxLimits, builtinMax)
 	fill(&c.DefaultLimits, BuiltinDefaultLimits)
 	c.DefaultLimits = c.DefaultLimits.Clamp(c.MaxLimits)
 	if c.CallTimeout == 0 {

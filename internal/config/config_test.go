@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode/internal/admit"
 )
 
 func env(vars map[string]string) LookupEnv {
@@ -160,6 +162,36 @@ func TestGatewaySettings(t *testing.T) {
 	// Defaults are capped by the maxima: maxToolCalls 100 → 5.
 	if c.DefaultLimits.TimeoutMs != 5000 || c.DefaultLimits.MaxToolCalls != 5 || c.DefaultLimits.MaxMemoryBytes != BuiltinDefaultLimits.MaxMemoryBytes {
 		t.Fatalf("defaults = %+v", c.DefaultLimits)
+	}
+}
+
+func TestAdmissionSettings(t *testing.T) {
+	c := Default()
+	if got := c.Admission.Options(); *got != admit.Defaults {
+		t.Errorf("defaults = %+v, want admit.Defaults %+v", *got, admit.Defaults)
+	}
+	c = mustParse(t, `{"codemode": {"maxConcurrentRuns": 4, "maxConcurrentRunsPerSession": 2, "maxQueuedRuns": 10, "memoryBudgetBytes": 268435456}}`, nil)
+	want := Admission{MaxConcurrentRuns: 4, MaxConcurrentRunsPerSession: 2, MaxQueuedRuns: 10, MemoryBudgetBytes: 256 << 20}
+	if c.Admission != want {
+		t.Errorf("admission = %+v, want %+v", c.Admission, want)
+	}
+	// The built-in maximum (512 MiB) is lowered to a smaller budget: a run
+	// asking for more could never start.
+	if c.MaxLimits.MaxMemoryBytes != 256<<20 || c.Resolve(Limits{MaxMemoryBytes: 1 << 40}).MaxMemoryBytes != 256<<20 {
+		t.Errorf("max memory = %d, want the budget", c.MaxLimits.MaxMemoryBytes)
+	}
+	for _, tc := range []struct{ src, key string }{
+		{`{"codemode": {"memoryBudgetBytes": 1000000, "maxLimits": {"maxMemoryBytes": 2000000}}}`, "codemode.maxLimits.maxMemoryBytes"},
+		{`{"codemode": {"memoryBudgetBytes": 1000000, "defaultLimits": {"maxMemoryBytes": 2000000}}}`, "codemode.defaultLimits.maxMemoryBytes"},
+		{`{"codemode": {"maxQueuedRuns": 0}}`, "codemode.maxQueuedRuns"},
+		{`{"codemode": {"maxConcurrentRuns": 2.5}}`, "codemode.maxConcurrentRuns"},
+		{`{"codemode": {"memoryBudgetBytes": "4GiB"}}`, "codemode.memoryBudgetBytes"},
+		{`{"codemode": {"maxConcurentRuns": 2}}`, "codemode.maxConcurentRuns"},
+	} {
+		_, err := Parse("codemode.json", []byte(tc.src), env(nil))
+		if err == nil || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), "fix:") {
+			t.Errorf("%s: err = %v, want one naming %s with a fix", tc.src, err, tc.key)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/naming"
 )
@@ -227,7 +228,8 @@ func closest(key string, allowed []string) string {
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
 	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled"}
-	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients"}
+	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
+		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes"}
 	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
 	clientKeys = []string{"token", "namespace"}
 	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
@@ -698,12 +700,23 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			err = p.storeLimits(k, f.raw, &c.Store)
 		case "clients":
 			c.Clients, err = p.clients(k, f.raw)
+		case "maxConcurrentRuns":
+			c.Admission.MaxConcurrentRuns, err = p.count(k, f.raw)
+		case "maxConcurrentRunsPerSession":
+			c.Admission.MaxConcurrentRunsPerSession, err = p.count(k, f.raw)
+		case "maxQueuedRuns":
+			c.Admission.MaxQueuedRuns, err = p.count(k, f.raw)
+		case "memoryBudgetBytes":
+			c.Admission.MemoryBudgetBytes, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
 		default:
 			return p.unknownKey("codemode", f.key, gatewayKey)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if err := p.withinBudget(c); err != nil {
+		return err
 	}
 	if err := p.runToolNameFree(c); err != nil {
 		return err
@@ -713,6 +726,31 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 		return p.errf("codemode.builtins", `add "thoughtbox" to codemode.builtins, or remove the "thoughtbox" surface`, "the thoughtbox surface needs the thoughtbox built-in server, which codemode.builtins leaves out")
 	}
 	return nil
+}
+
+// withinBudget refuses a memory limit the file sets above the memory
+// budget: a run with that limit could never be admitted.
+func (p *parser) withinBudget(c *Config) error {
+	budget, budgetKey := c.Admission.MemoryBudgetBytes, "codemode.memoryBudgetBytes"
+	if budget == 0 {
+		budget, budgetKey = admit.Defaults.MemoryBytes, "the default memory budget"
+	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{{"codemode.maxLimits.maxMemoryBytes", c.MaxLimits.MaxMemoryBytes}, {"codemode.defaultLimits.maxMemoryBytes", c.DefaultLimits.MaxMemoryBytes}} {
+		if l.v > budget {
+			return p.errf(l.key, fmt.Sprintf("use at most %d, or raise codemode.memoryBudgetBytes", budget),
+				"is %d, more than %s (%d bytes): a run with that limit could never start", l.v, budgetKey, budget)
+		}
+	}
+	return nil
+}
+
+// count reads a positive whole number of things (runs).
+func (p *parser) count(key string, raw json.RawMessage) (int, error) {
+	n, err := p.whole(key, raw, "", math.MaxInt32)
+	return int(n), err
 }
 
 // surfaces reads codemode.surfaces. A surface listed twice is refused like a
