@@ -268,11 +268,16 @@ globalThis.__codemode_result__ = { a: a.x, thrown, all };
 
 // A result that does not fit in the memory limit rejects the call with the
 // engine's out-of-memory error (caught by the script), or ends the run as
-// out of memory (uncaught); neither leaks nor crashes when repeated.
+// out of memory (uncaught); neither leaks nor crashes when repeated. (Its
+// text fits: a larger one is refused before it reaches the VM, see
+// TestResultLargerThanTheLimit.)
 func TestResultOutOfMemory(t *testing.T) {
 	h := newTestHost()
-	big := json.RawMessage(`[` + strings.Repeat(`{"k":"`+strings.Repeat("v", 100)+`"},`, 40000) + `0]`)
+	big := json.RawMessage(`[` + strings.Repeat(`{"k":"`+strings.Repeat("v", 100)+`"},`, 14000) + `0]`)
 	opts := h.options(Limits{MaxMemoryBytes: 2 << 20})
+	if int64(len(big)) >= opts.Limits.MaxMemoryBytes {
+		t.Fatalf("the result's text (%d bytes) must fit in the limit", len(big))
+	}
 	opts.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
 		if op == "ping" {
 			return big, nil

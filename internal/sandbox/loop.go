@@ -49,10 +49,11 @@ type run struct {
 	// Suspend: they never complete, and once nothing else can happen the
 	// run ends, suspended (Result.Suspended).
 	suspended int
-	// inflightBytes is the payload of the operations in flight. Payloads
-	// are copied out of the VM, beyond its memory limit, so together they
-	// may not exceed it.
-	inflightBytes int64
+	// payloads are the bytes of the operations in flight: their inputs
+	// from the call, their results from when the handler returns until
+	// they are settled. They live outside the VM's memory limit, so
+	// together they may not exceed it (nor the shared Options.Budget).
+	payloads payloads
 
 	timers  timerHeap
 	timerAt map[int]*timer
@@ -100,6 +101,8 @@ func newRun(ctx context.Context, code string, opts *Options) *run {
 		r.deadline = opts.Deadline
 	}
 	r.opCtx, r.opCancel = context.WithDeadline(ctx, r.deadline)
+	r.payloads.limit = opts.Limits.MaxMemoryBytes
+	r.payloads.budget = opts.Budget
 	return r
 }
 
@@ -290,7 +293,9 @@ func (r *run) complete(c completion) bool {
 		return true
 	}
 	r.inflight--
-	r.inflightBytes -= int64(c.size)
+	// The result is in the VM now (or dropped): its copy outside no longer
+	// counts.
+	defer r.payloads.release(int64(c.size))
 	if c.abort != nil {
 		r.fatal(*c.abort)
 		return false
@@ -377,6 +382,8 @@ func (r *run) finish() {
 	if r.vm != nil {
 		pool.discard(r.vm)
 	}
+	// Completions never settled (the run ended first) hold nothing now.
+	r.payloads.releaseAll()
 	if r.logsTruncated {
 		msg := fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)
 		if r.logsCapped {
@@ -422,12 +429,14 @@ func (r *run) call(id int, op, payload string) error {
 		return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "pendingOperations", "value": maxPendingOps},
 			"too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
 	}
-	if r.inflightBytes+int64(len(payload)) > r.opts.Limits.MaxMemoryBytes {
-		return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes},
-			"the arguments of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
+	if err := r.payloads.reserve(int64(len(payload))); err != nil {
+		if err == errOverRun {
+			return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes},
+				"the arguments and results of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
+		}
+		return budgetError(err, "the arguments")
 	}
 	r.inflight++
-	r.inflightBytes += int64(len(payload))
 	r.queued = append(r.queued, hostCall{id: id, op: op, payload: payload})
 	return nil
 }
@@ -475,6 +484,7 @@ func (r *run) dispatch() (inline bool) {
 			case r.completions <- done:
 			case <-r.opCtx.Done():
 				// The run is over; nobody will settle this promise.
+				r.payloads.release(int64(done.size))
 			}
 		})
 	}
@@ -485,6 +495,15 @@ func (r *run) dispatch() (inline bool) {
 func (r *run) perform(ctx context.Context, c hostCall) completion {
 	done := completion{id: c.id, size: len(c.payload)}
 	data, err := r.handle(ctx, c.op, json.RawMessage(c.payload))
+	if err == nil {
+		// The result counts from now until it is settled into the VM; one
+		// that does not fit is dropped here, before it is copied again.
+		if rerr := r.payloads.reserve(int64(len(data))); rerr != nil {
+			err = r.resultRefused(rerr, len(data))
+		} else {
+			done.size += len(data)
+		}
+	}
 	var abort *Abort
 	switch {
 	case errors.Is(err, Suspend):
@@ -498,6 +517,93 @@ func (r *run) perform(ctx context.Context, c hostCall) completion {
 		done.ok, done.data = true, string(data)
 	}
 	return done
+}
+
+// resultRefused is the error of a host operation whose result of n bytes
+// does not fit in what is left of maxMemoryBytes or of the shared budget.
+func (r *run) resultRefused(err error, n int) error {
+	if err == errOverRun {
+		fields := map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes}
+		if int64(n) > r.opts.Limits.MaxMemoryBytes {
+			return diag.Errorf(diag.SandboxLimitError, "ask for less at once (a page, a filter, a smaller range)", fields,
+				"a result of %d bytes was dropped: it is larger than maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes)
+		}
+		return diag.Errorf(diag.SandboxLimitError, "await results before starting more calls, or ask for less per call (a page, a filter)", fields,
+			"a result of %d bytes was dropped: with the data of the other host operations in flight it exceeds maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes)
+	}
+	return budgetError(err, fmt.Sprintf("a result of %d bytes", n))
+}
+
+// budgetError is the error of a payload the shared Budget refused; what
+// names the payload.
+func budgetError(err error, what string) error {
+	de := &diag.Error{Class: diag.SandboxLimitError, Message: what + " did not fit: " + err.Error(),
+		Hint: "ask for less at once (a page, a filter, a smaller range), or retry when the gateway is less busy", Fields: map[string]any{"limit": "memoryBudget"}}
+	var lim interface {
+		error
+		LimitValue() (string, int64, string)
+	}
+	if errors.As(err, &lim) {
+		limit, value, hint := lim.LimitValue()
+		de.Fields = map[string]any{"limit": limit, "value": value}
+		if hint != "" {
+			de.Hint = hint
+		}
+	}
+	return de
+}
+
+// errOverRun refuses a payload that would take the run's payloads in
+// flight beyond its maxMemoryBytes.
+var errOverRun = errors.New("over the run's memory limit")
+
+// payloads counts the bytes of a run's host operations in flight, against
+// the run's limit and the shared budget. Safe for concurrent use: results
+// are counted on worker goroutines.
+type payloads struct {
+	mu     sync.Mutex
+	bytes  int64
+	limit  int64
+	budget Budget // may be nil
+}
+
+func (p *payloads) reserve(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+n > p.limit {
+		return errOverRun
+	}
+	if p.budget != nil {
+		if err := p.budget.Reserve(n); err != nil {
+			return err
+		}
+	}
+	p.bytes += n
+	return nil
+}
+
+func (p *payloads) release(n int64) {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n = min(n, p.bytes)
+	p.bytes -= n
+	if p.budget != nil {
+		p.budget.Unreserve(n)
+	}
+}
+
+// releaseAll gives back what is still counted when the run ends.
+func (p *payloads) releaseAll() {
+	p.mu.Lock()
+	n := p.bytes
+	p.mu.Unlock()
+	p.release(n)
 }
 
 func (r *run) handle(ctx context.Context, op string, payload json.RawMessage) (data json.RawMessage, err error) {

@@ -107,10 +107,22 @@ func (p *vmPool) release() {
 	}
 }
 
-// discard closes a used VM, off the caller's path when the closer keeps up.
+// closeNowBytes is the size from which a used VM is closed by the run that
+// used it rather than queued for the closer: a queued VM keeps its memory
+// until the closer gets to it, and the memory budget (package admit) stops
+// counting it when the run returns. A VM that ran an ordinary script holds
+// a few hundred KiB, and closing it stays off the caller's path.
+const closeNowBytes = 1 << 20
+
+// discard closes a used VM, off the caller's path when the closer keeps up
+// and the VM is small.
 func (p *vmPool) discard(v vm) {
 	p.release()
 	v.bind(noHost{})
+	if v.allocated() > closeNowBytes {
+		v.close()
+		return
+	}
 	select {
 	case p.closeQ <- v:
 	default:

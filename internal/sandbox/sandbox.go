@@ -107,11 +107,26 @@ type Options struct {
 	// Prelude lists modules imported, in order, before the agent's module:
 	// surfaces use them to define globals (servers as objects, say).
 	Prelude []string
+	// Budget, if set, also holds the payloads of host operations in flight
+	// (their inputs, and their results until they are settled): a memory
+	// budget shared with other runs (package admit's Ticket is one). A
+	// payload it refuses fails its operation with SandboxLimitError. The
+	// run's own MaxMemoryBytes bounds them in any case.
+	Budget Budget
 	// Redact removes secrets from log messages and diagnostics, and is
 	// what clips them (it redacts before it cuts: a secret cut in half by a
 	// limit would no longer match, and its first half would get out). nil
 	// redacts nothing and still clips.
 	Redact *redact.Redactor
+}
+
+// Budget is a memory budget shared beyond one run. Reserve never waits: it
+// returns an error when n more bytes do not fit. An error with a method
+// LimitValue() (limit string, value int64, hint string) names the limit
+// for SandboxLimitError's limit and value.
+type Budget interface {
+	Reserve(n int64) error
+	Unreserve(n int64)
 }
 
 // Level is a console level (§3.3.1).

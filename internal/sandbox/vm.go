@@ -54,6 +54,8 @@ type vm interface {
 	// memory limit, even if the script caught the error and memory is free
 	// again: the run is over.
 	memoryExhausted() bool
+	// allocated is the memory the engine holds now, in bytes.
+	allocated() int64
 	close()
 }
 
@@ -536,6 +538,14 @@ func (v *qjsVM) interrupt() {
 }
 
 func (v *qjsVM) memoryExhausted() bool { return v.in != nil && v.in.memoryExhausted() }
+
+func (v *qjsVM) allocated() int64 {
+	if v.in == nil {
+		return 0
+	}
+	used, _ := v.in.memory()
+	return used
+}
 
 func (v *qjsVM) outOfMemory() bool {
 	if v.memoryExhausted() {
