@@ -36,6 +36,9 @@ type DialFunc func(ctx context.Context, s config.Server) (mcp.Transport, error)
 func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (t mcp.Transport, proc *process, lists *rawLists, err error) {
 	if m.opts.Dial != nil {
 		if t, err := m.opts.Dial(ctx, s); err != nil || t != nil {
+			if t != nil {
+				t = meteredTransport{t}
+			}
 			return t, nil, nil, err
 		}
 	}
@@ -284,6 +287,7 @@ type cmdConn struct {
 	mcp.Connection
 	proc  *process
 	stdin *stdin
+	m     metered // answers held as they arrive (WithReceiveBudget)
 }
 
 // Read records why reading stopped: EOF means the child closed stdout
@@ -296,12 +300,14 @@ func (c *cmdConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	if err == nil {
 		c.proc.lists.received(msg)
+		msg = c.m.received(msg)
 	}
 	return msg, err
 }
 
 func (c *cmdConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.proc.lists.sent(msg)
+	c.m.sent(ctx, msg)
 	return c.Connection.Write(ctx, msg)
 }
 
