@@ -114,6 +114,21 @@ func (v *View) Server(ctx context.Context, id string) (*Server, error) {
 	}
 }
 
+// Cached returns what Server would return for id without waiting: the
+// server or the error this view already has for it, and ok false when it
+// has neither yet (Server would connect).
+func (v *View) Cached(id string) (s *Server, err error, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.servers[id]; ok {
+		return s, nil, true
+	}
+	if err, ok := v.errs[id]; ok {
+		return nil, err, true
+	}
+	return nil, nil, false
+}
+
 // All returns every configured server, connecting those not yet seen in
 // parallel. Servers that fail are in the error map, not in the slice; the
 // slice is in declaration order.

@@ -22,6 +22,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/builtin/state"
 	"github.com/codemode-mcp/codemode/internal/builtin/thoughtbox"
@@ -205,6 +206,16 @@ func (e *env) open(c common, opts *upstream.Options) (*gateway, int) {
 func (g *gateway) close() {
 	g.mgr.Close()
 	g.store.Close()
+}
+
+// admission returns the Controller that admits the command's runs against
+// the configured bounds and memory budget (package admit); it also holds
+// the Go heap to what the budget leaves over the running sandboxes, unless
+// GOMEMLIMIT says otherwise.
+func (g *gateway) admission() *admit.Controller {
+	o := g.cfg.Admission.Options()
+	o.LimitGoHeap = os.Getenv("GOMEMLIMIT") == ""
+	return admit.New(o)
 }
 
 // readScript reads a script from a file or, for "-", from stdin.

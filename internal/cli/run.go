@@ -65,7 +65,7 @@ func (e *env) run(args []string) int {
 		return status
 	}
 	defer g.close()
-	opts := &run.Options{Logger: g.log}
+	opts := &run.Options{Logger: g.log, Admission: g.admission()}
 	var caller run.Caller = g.caller()
 	recorded := false
 	if record != "" {

@@ -99,7 +99,7 @@ func (e *env) serve(args []string) int {
 			}
 		}()
 	}
-	opts := &run.Options{Logger: g.log}
+	opts := &run.Options{Logger: g.log, Admission: g.admission()}
 	var caller run.Caller = g.caller()
 	if dir := g.cfg.Serve.RecordDir; dir != "" {
 		rec := &replay.Recorder{Write: replay.DirWriter(dir), OnError: func(err error) { g.log.Warn("writing a replay bundle", "dir", dir, "err", err) }}

@@ -75,6 +75,13 @@ type Diagnostic struct {
 	Path string `json:"path,omitempty"`
 	// ErrorClass is the @codemode/errors class, when one applies.
 	ErrorClass Class `json:"errorClass,omitempty"`
+	// Limit names, on a SANDBOX_LIMIT diagnostic, the limit that was
+	// reached when it is known: a §3.2.4 limit ("timeoutMs",
+	// "maxMemoryBytes", "maxToolCalls", "maxResultBytes", "maxLogBytes"),
+	// or one of the gateway's own, "concurrency" (too many runs at once)
+	// and "memoryBudget" (the gateway's memory is taken), which a retry
+	// later may not hit.
+	Limit string `json:"limit,omitempty"`
 }
 
 // Class names a §7.1 error class.

@@ -198,11 +198,54 @@ func (v *View) listServers(ctx context.Context) (json.RawMessage, error) {
 }
 
 func (v *View) server(ctx context.Context, id string) (*catalog.Server, error) {
-	s, err := v.cat.Server(ctx, id)
+	s, err := v.connect(ctx, id)
 	if err != nil {
 		return nil, serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 	}
 	return s, nil
+}
+
+// connect is v.cat.Server, waiting for a server that is still starting at
+// most three quarters of the time left before ctx's deadline (the run's),
+// so that the script has time left to handle the failure: an import of a
+// server whose handshake never completes would otherwise take the whole
+// run with it, uncatchably, since the upstream's own connect timeout is as
+// long as a run's default. The server goes on starting in the background;
+// a later use waits for it again, on the same terms. A server still
+// starting when the wait ends gives a *stillStarting.
+func (v *View) connect(ctx context.Context, id string) (*catalog.Server, error) {
+	if s, err, ok := v.cat.Cached(id); ok {
+		return s, err // the common case: no wait, nothing to bound
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return v.cat.Server(ctx, id)
+	}
+	patience := time.Until(dl) * 3 / 4
+	pctx, cancel := catalog.WithPatience(ctx, patience)
+	defer cancel()
+	s, err := v.cat.Server(pctx, id)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return nil, &stillStarting{id: id, waited: patience}
+	}
+	return s, err
+}
+
+// stillStarting: a server did not finish starting within connect's wait.
+type stillStarting struct {
+	id     string
+	waited time.Duration
+}
+
+func (e *stillStarting) Error() string {
+	return fmt.Sprintf("server %q did not finish starting within %s (no answer to initialize yet); it goes on starting in the background", e.id, roundWait(e.waited))
+}
+
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func (v *View) describeServer(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {

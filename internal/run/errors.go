@@ -34,6 +34,12 @@ func serverError(id string, err error, known, disabled []string) *diag.Error {
 		return &diag.Error{Class: diag.AuthenticationError, Message: err.Error(), Hint: upstreamHint(err, "the gateway's credentials for this server were rejected; the operator must fix its headers or env in the config"),
 			Fields: map[string]any{"serverId": id}}
 	}
+	var slow *stillStarting
+	if errors.As(err, &slow) {
+		return &diag.Error{Class: diag.ServerNotFoundError, Message: slow.Error(),
+			Hint:   "catch the error and go on without this server, or retry in a later run; listServers() from @codemode/discovery shows when it is connected",
+			Fields: map[string]any{"serverId": id, "available": nonNil(known)}}
+	}
 	return &diag.Error{Class: diag.ServerNotFoundError, Message: fmt.Sprintf("server %q is not connected: %s", id, err.Error()),
 		Hint:   upstreamHint(err, "use another server, or retry later"),
 		Fields: map[string]any{"serverId": id, "available": nonNil(known)}}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
@@ -344,9 +345,41 @@ await listServers(); for (;;) {}`, Limits: config.Limits{TimeoutMs: 1000}})
 		t.Errorf("a script's own timeout blamed on a server it only listed: %s", dump(res))
 	}
 
+	// An import stops waiting with time left in the run, and says why.
 	res = r.Run(context.Background(), Request{Code: `import { x } from "@codemode/servers/stuck";`, Limits: config.Limits{TimeoutMs: 500}})
-	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.SandboxLimit || !strings.Contains(res.Diagnostics[0].Message, `waiting for "stuck" to start`) {
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != diag.ImportFailure || !strings.Contains(res.Diagnostics[0].Message, `server "stuck" did not finish starting`) {
 		t.Errorf("a run that waited for a stuck server: %s", dump(res))
+	}
+}
+
+// The upstream's connect timeout is as long as a run's default timeout, so
+// waiting for it would take the whole run: a script could never catch the
+// import of a server that never finishes its handshake. Waits for a server
+// end with a quarter of the run's time left, with an error the script can
+// catch and that says what happened; the server goes on starting.
+func TestImportOfStuckServerIsCatchable(t *testing.T) {
+	t.Parallel()
+	cs := []config.Server{{ID: "stuck", Name: "stuck", Transport: config.Stdio, Command: "sleep", Args: []string{"1000"}}}
+	m := upstream.New(cs, nil)
+	t.Cleanup(func() { m.Close() })
+	cfg := config.Default()
+	cfg.Servers = cs
+	r := New(cfg, catalog.New(m), m, nil)
+	for name, code := range map[string]string{
+		"import": `let caught;
+try { await import("@codemode/servers/stuck"); } catch (e) { caught = String(e.message); }
+globalThis.__codemode_result__ = caught;`,
+		"discovery": `import { describeServer } from "@codemode/discovery";
+let caught;
+try { await describeServer("stuck"); } catch (e) { caught = e.name + ": " + e.message + " | " + e.hint; }
+globalThis.__codemode_result__ = caught;`,
+	} {
+		res := r.Run(context.Background(), Request{Code: code, Limits: config.Limits{TimeoutMs: 4000}})
+		var got string
+		json.Unmarshal(res.Result, &got)
+		if res.Failed() || !strings.Contains(got, `server "stuck" did not finish starting`) || !strings.Contains(got, "initialize") {
+			t.Errorf("%s: the script could not catch the wait for a stuck server: %s", name, dump(res))
+		}
 	}
 }
 
@@ -495,5 +528,58 @@ for (const input of [mk(), (() => { const c = { x: 1 }; c.self = c; c.toJSON = (
 globalThis.__codemode_result__ = out;`)
 	if string(res.Result) != `["SchemaValidationError ","SchemaValidationError /b"]` {
 		t.Errorf("result %s\n%s", res.Result, dump(res))
+	}
+}
+
+// A run that makes ten concurrent tool calls whose results together are
+// more than twice its memory limit (the issue's case was ten 15 MB results
+// under 64 MiB, which took the process to 700 MB; this is the same at half
+// the scale): the results count against the gateway's budget from the
+// moment they arrive until the script has them, and against the run's own
+// limit, so the process never holds more than the budget says, whatever
+// the timing; every call gets its value or a SandboxLimitError.
+func TestResultsInFlightCountAgainstTheBudget(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 15<<19)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "get", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil
+		})
+	r := newTestRunner(t, map[string]*mcp.Server{"big": srv})
+	const budget = 80 << 20
+	a := admit.New(&admit.Options{MemoryBytes: budget})
+	r.opts.Admission = a
+	res := r.Run(context.Background(), Request{Code: `import { get } from "@codemode/servers/big";
+const out = await Promise.allSettled(Array.from({ length: 10 }, () => get().then((s) => s.length)));
+globalThis.__codemode_result__ = out.map((r) => r.status === "fulfilled" ? r.value : r.reason.name + ":" + r.reason.limit);`,
+		Limits: config.Limits{MaxMemoryBytes: 32 << 20}})
+	if !res.Failed() {
+		var got []any
+		json.Unmarshal(res.Result, &got)
+		if len(got) != 10 {
+			t.Fatalf("result: %s", dump(res))
+		}
+		for _, g := range got {
+			if g != float64(15<<19) && g != "SandboxLimitError:maxMemoryBytes" && g != "SandboxLimitError:memoryBudget" {
+				t.Errorf("a call ended with %v, neither its value nor SandboxLimitError", g)
+			}
+		}
+		for _, e := range res.ToolTrace {
+			if !e.OK && !strings.HasPrefix(e.Error, "SandboxLimitError:") {
+				t.Errorf("the trace blames the server for an answer the gateway dropped: %+v", e)
+			}
+		}
+	} else if d := res.Diagnostics[0]; d.Code != diag.SandboxLimit {
+		// The sandbox may run out of memory taking several results in at
+		// once: that is its own limit. Anything else is wrong.
+		t.Fatalf("the run failed: %s", dump(res))
+	}
+	s := a.Stats()
+	if s.PeakReserved <= 32<<20 || s.PeakReserved > budget {
+		t.Errorf("peak reserved %d MiB: want the results counted on top of the sandbox's 32 MiB, and the total within the budget (%d MiB)", s.PeakReserved>>20, budget>>20)
+	}
+	if s.Reserved != 0 || s.Running != 0 {
+		t.Errorf("after the run: %+v", s)
 	}
 }

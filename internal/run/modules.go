@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
 // Module specifiers of the in-sandbox API.
@@ -26,7 +29,7 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 		return discoverySource, nil
 	case strings.HasPrefix(spec, ServerModulePrefix):
 		id := strings.TrimPrefix(spec, ServerModulePrefix)
-		s, err := v.cat.Server(ctx, id)
+		s, err := v.connect(ctx, id)
 		if _, known := v.cat.Config(id); known {
 			v.use(id)
 		}
@@ -122,8 +125,26 @@ export const searchTools = freeze(function searchTools(query, options) { return 
 // server id, for bindings made in JavaScript.
 func ToolOp(serverID, tool string) string { return "tool\x00" + serverID + "\x00" + tool }
 
-// handle serves the sandbox's host operations.
-func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error) {
+// handle serves the sandbox's host operations. Under admission, the
+// answers of the upstream requests an operation makes are held against the
+// run's ticket as they arrive (a stdio server's, before they are decoded),
+// until the operation has turned them into its result, which the sandbox
+// then holds until the script has it: one held too many is dropped at once,
+// and the operation fails with SandboxLimitError.
+func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (out json.RawMessage, err error) {
+	if v.ticket != nil {
+		m := &meter{t: v.ticket}
+		ctx = context.WithValue(upstream.WithReceiveBudget(ctx, m), meterKey{}, m)
+		defer func() {
+			if refused := m.release(); refused != nil && err != nil {
+				out, err = nil, answerDropped(refused)
+			}
+		}()
+	}
+	return v.serveOp(ctx, op, payload)
+}
+
+func (v *View) serveOp(ctx context.Context, op string, payload json.RawMessage) (json.RawMessage, error) {
 	if route, ok := strings.CutPrefix(op, "tool\x00"); ok {
 		serverID, name, _ := strings.Cut(route, "\x00")
 		return v.CallTool(ctx, serverID, name, payload)
@@ -146,4 +167,77 @@ func (v *View) handle(ctx context.Context, op string, payload json.RawMessage) (
 		}
 	}
 	return nil, errors.New("unknown host operation " + op)
+}
+
+// meter holds the answers of one host operation's upstream requests as they
+// arrive (upstream.WithReceiveBudget), against the run's ticket, until the
+// operation returns.
+type meter struct {
+	t *admit.Ticket
+
+	mu      sync.Mutex
+	held    int64
+	refused error
+	done    bool
+}
+
+type meterKey struct{}
+
+// dropped returns the error of an answer the operation running in ctx had
+// dropped as it arrived, or nil.
+func dropped(ctx context.Context) *diag.Error {
+	m, _ := ctx.Value(meterKey{}).(*meter)
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	refused := m.refused
+	m.mu.Unlock()
+	if refused == nil {
+		return nil
+	}
+	return answerDropped(refused)
+}
+
+// errOpOver refuses an answer that arrives after its operation returned.
+var errOpOver = errors.New("the operation that asked for it is over")
+
+func (m *meter) Reserve(n int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.done {
+		return errOpOver
+	}
+	if err := m.t.Reserve(n); err != nil {
+		if m.refused == nil {
+			m.refused = err
+		}
+		return err
+	}
+	m.held += n
+	return nil
+}
+
+// release gives back what the operation held and returns why an answer
+// was refused, if one was.
+func (m *meter) release() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done = true
+	m.t.Unreserve(m.held)
+	m.held = 0
+	return m.refused
+}
+
+// answerDropped is the error of an operation whose upstream answer was
+// dropped as it arrived.
+func answerDropped(refused error) *diag.Error {
+	de := &diag.Error{Class: diag.SandboxLimitError, Message: "an answer from the server was dropped as it arrived: " + refused.Error(),
+		Hint: "ask for less at once (a page, a filter, a smaller range)", Fields: map[string]any{"limit": admit.LimitMemory}}
+	var r *admit.Refusal
+	if errors.As(refused, &r) {
+		de.Hint = r.Hint
+		de.Fields = map[string]any{"limit": r.Limit, "value": r.Value}
+	}
+	return de
 }

@@ -16,6 +16,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
@@ -107,6 +109,13 @@ type Options struct {
 	// script's order: see sandbox.Deterministic).
 	Deterministic *sandbox.Deterministic
 	Logger        *slog.Logger
+	// Admission, if set, admits every run before it starts (waiting for a
+	// slot at most the run's timeoutMs) and holds the run's memory limit
+	// and the payloads of its host calls against the gateway's budget.
+	// Runs it refuses end with a SANDBOX_LIMIT diagnostic (limit
+	// "concurrency" or "memoryBudget"). Serve sets the MCP session with
+	// admit.WithSession. nil admits every run at once.
+	Admission *admit.Controller
 	// Record, if set, sees every run just before its sandbox starts and
 	// may change the sandbox's options (make the run deterministic, wrap
 	// Resolve and Handle to capture what the host answers); the function
@@ -209,13 +218,19 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		return resp
 	}
 	if len(req.Code) > MaxScriptBytes {
-		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError, Limit: "maxScriptBytes",
 			Message: fmt.Sprintf("the script is %d bytes; the limit is %d", len(req.Code), MaxScriptBytes),
 			Hint:    "send a shorter script: keep data out of the code and let tool calls fetch it"})
 		return resp
 	}
 	limits := r.cfg.Resolve(req.Limits)
 	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits, x.LimitParams)...)
+	ticket, refused := r.admit(ctx, limits)
+	if refused != nil {
+		resp.Diagnostics = append(resp.Diagnostics, *refused)
+		return resp
+	}
+	defer ticket.Release()
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
 	// (see its package doc), as esbuild cannot be interrupted.
@@ -225,6 +240,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		return resp
 	}
 	v := newView(r, limits, x)
+	v.ticket = ticket
 	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, deadline, req.RequestedCapabilities)...)
 
 	det := r.opts.Deterministic
@@ -247,6 +263,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		Position:      out.Position,
 		Deterministic: det,
 		Redact:        r.redact,
+		Budget:        budgetOf(ticket),
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {
@@ -280,6 +297,35 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	resp.ToolTrace = v.trace()
 	resp.used = v.usedServers()
 	return resp
+}
+
+// admit waits for the run's turn (see Options.Admission). A run it cannot
+// admit gets the diagnostic to answer with instead of a ticket.
+func (r *Runner) admit(ctx context.Context, limits config.Limits) (*admit.Ticket, *diag.Diagnostic) {
+	if r.opts.Admission == nil {
+		return nil, nil
+	}
+	t, err := r.opts.Admission.Admit(ctx, limits.MaxMemoryBytes, time.Duration(limits.TimeoutMs)*time.Millisecond)
+	if err == nil {
+		return t, nil
+	}
+	var ref *admit.Refusal
+	if errors.As(err, &ref) {
+		return nil, &diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: ref.Message, Hint: ref.Hint, Limit: ref.Limit}
+	}
+	return nil, &diag.Diagnostic{Severity: diag.SeverityError, Code: diag.Canceled,
+		Message: "the run was cancelled while it waited for a slot, before it started",
+		Hint:    "the client cancelled the call or went away; nothing ran"}
+}
+
+// budgetOf is t as the sandbox's Budget; nil (no admission) stays a nil
+// interface.
+func budgetOf(t *admit.Ticket) sandbox.Budget {
+	if t == nil {
+		return nil
+	}
+	return t
 }
 
 // missingExport turns the engine's link error for an import of a name a
@@ -342,18 +388,21 @@ func (r *Runner) widenHint(d diag.Diagnostic, l config.Limits, res *sandbox.Resu
 	}
 	m := r.cfg.MaxLimits
 	var key string
-	var max int64
+	var cur, max int64
 	switch {
-	case res.TimedOut && l.TimeoutMs < m.TimeoutMs:
-		key, max = "timeoutMs", m.TimeoutMs
-	case res.OutOfMemory && l.MaxMemoryBytes < m.MaxMemoryBytes:
-		key, max = "maxMemoryBytes", m.MaxMemoryBytes
-	case strings.Contains(d.Message, "maxResultBytes") && l.MaxResultBytes < m.MaxResultBytes:
-		key, max = "maxResultBytes", m.MaxResultBytes
+	case res.TimedOut:
+		key, cur, max = "timeoutMs", l.TimeoutMs, m.TimeoutMs
+	case res.OutOfMemory:
+		key, cur, max = "maxMemoryBytes", l.MaxMemoryBytes, m.MaxMemoryBytes
+	case strings.Contains(d.Message, "maxResultBytes"):
+		key, cur, max = "maxResultBytes", l.MaxResultBytes, m.MaxResultBytes
 	default:
 		return d
 	}
-	if param := limitParam(params, key); param != "" {
+	if d.Limit == "" {
+		d.Limit = key
+	}
+	if param := limitParam(params, key); param != "" && cur < max {
 		d.Hint += fmt.Sprintf(", or raise %s (up to %d)", param, max)
 	}
 	return d
@@ -400,6 +449,9 @@ type View struct {
 	cat    *catalog.View
 	limits config.Limits
 	x      Extra
+	// ticket is the run's admission (nil without Options.Admission): host
+	// operations hold their upstream answers against it as they arrive.
+	ticket *admit.Ticket
 
 	mu          sync.Mutex
 	calls       int64
@@ -465,7 +517,7 @@ func (v *View) requestCapabilities(ctx context.Context, deadline time.Time, ids 
 			if _, known := v.cat.Config(id); known {
 				v.use(id)
 			}
-			if _, err := v.cat.Server(ctx, id); err != nil {
+			if _, err := v.connect(ctx, id); err != nil {
 				de := serverError(id, err, v.cat.IDs(), v.r.cfg.Disabled)
 				out[i] = diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.CapabilityUnavailable,
 					Message: fmt.Sprintf("requested capability %q is unavailable: %s", id, de.Message), Hint: de.Hint}
@@ -497,7 +549,7 @@ func (v *View) finalDiagnostics(existing []diag.Diagnostic) []diag.Diagnostic {
 			Hint:    "the server's own checks still apply: if a call fails, its error says what is wrong; getTool shows the schema"})
 	}
 	if refused > 0 && !hasCode(existing, diag.SandboxLimit) {
-		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+		out = append(out, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError, Limit: "maxToolCalls",
 			Message: fmt.Sprintf("%d call(s) were refused: the run reached maxToolCalls (%d)", refused, v.limits.MaxToolCalls),
 			Hint:    "batch work into fewer calls" + v.orRaise("maxToolCalls")})
 	}

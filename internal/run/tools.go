@@ -55,9 +55,9 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		return nil, nil, &diag.Error{Class: diag.CodemodeError, Message: fmt.Sprintf("cannot call %s/%s: this run is read-only", serverID, name),
 			Hint: "search only reads the catalog; call tools with execute"}
 	}
-	s, err := v.cat.Server(ctx, serverID)
+	s, err := v.server(ctx, serverID)
 	if err != nil {
-		return nil, nil, serverError(serverID, err, v.cat.IDs(), v.r.cfg.Disabled)
+		return nil, nil, err
 	}
 	v.use(serverID)
 	t := s.Lookup(name)
@@ -98,6 +98,10 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		if !ok {
 			de = callError(ctx, serverID, t.Name, err)
 		}
+		if dde := dropped(ctx); dde != nil {
+			// The server answered; the gateway had no room for it.
+			de = dde
+		}
 		v.record(serverID, t.Name, d, de)
 		v.noteDeath(serverID, err)
 		return nil, nil, de
@@ -110,6 +114,11 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	} else {
 		v.record(serverID, t.Name, d, nil)
 	}
+	// A server that died earlier in the run (or dropped a result too
+	// large to carry) is back: no warning that it is not connected.
+	v.mu.Lock()
+	delete(v.died, serverID)
+	v.mu.Unlock()
 	return t, res, nil
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/buildinfo"
 	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -259,6 +260,10 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 			attrs = append(attrs, slog.String("session", req.Session.ID()))
 		}
 		ctx = builtin.WithCaller(ctx, s.caller(req))
+		if req.Session != nil {
+			// Its runs count against the session's own bound.
+			ctx = admit.WithSession(ctx, req.Session)
+		}
 		return h(run.WithLogAttrs(ctx, attrs...), req)
 	}
 }
