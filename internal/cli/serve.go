@@ -29,18 +29,22 @@ func (e *env) serve(args []string) int {
 	var httpAddr, token string
 	var origins stringList
 	var stateless bool
-	var grace time.Duration
+	var grace, sessionTimeout time.Duration
 	fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR/mcp (e.g. 127.0.0.1:8808) instead of stdio")
 	fs.StringVar(&token, "auth-token", os.Getenv(config.AuthTokenEnv), "bearer token required on HTTP requests (default $CODEMODE_AUTH_TOKEN); mandatory off loopback")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted besides localhost (repeatable)")
 	fs.BoolVar(&stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer")
 	fs.DurationVar(&grace, "grace", 10*time.Second, "on SIGINT/SIGTERM, how long runs in flight may take to finish")
+	fs.DurationVar(&sessionTimeout, "session-timeout", serve.DefaultSessionTimeout, "close an HTTP session that has had no request for this long (0: keep it until the client deletes it)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return e.usageErr(err)
 	}
 	if len(pos) > 0 {
 		return e.usageErr(fmt.Errorf("serve takes no arguments, got %q", pos))
+	}
+	if sessionTimeout < 0 {
+		return e.usageErr(fmt.Errorf("--session-timeout %v: must be positive, or 0 to keep idle sessions", sessionTimeout))
 	}
 	for _, o := range origins {
 		if err := serve.CheckOrigin(o); err != nil {
@@ -141,7 +145,7 @@ func (e *env) serve(args []string) int {
 		}
 		return ExitOK
 	}
-	return e.serveHTTP(serveCtx, srv, g, ln, serve.HTTPOptions{AuthToken: token, AllowedOrigins: origins, Stateless: stateless})
+	return e.serveHTTP(serveCtx, srv, g, ln, serve.HTTPOptions{AuthToken: token, AllowedOrigins: origins, Stateless: stateless, SessionTimeout: sessionTimeout})
 }
 
 func (e *env) serveHTTP(ctx context.Context, srv *serve.Server, g *gateway, ln net.Listener, o serve.HTTPOptions) int {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +30,14 @@ type HTTPOptions struct {
 	// Stateless serves every request with a temporary session, so that
 	// replicas behind a load balancer need no session affinity.
 	Stateless bool
+	// SessionTimeout closes a session that has had no request for that
+	// long (a request in progress, such as a long run, keeps it open), and
+	// with it everything it holds: the SDK's goroutines and buffers and
+	// codemode's own per-session state. A client that comes back later
+	// gets 404 and starts a new session, as the protocol says. Zero keeps
+	// sessions until the client deletes them. Default (in the serve
+	// command): DefaultSessionTimeout.
+	SessionTimeout time.Duration
 }
 
 // MaxRequestBodyBytes bounds the body of every HTTP request: /mcp's (the
@@ -37,6 +46,11 @@ const MaxRequestBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
 // StepPath is where Options.CodeStep is served.
 const StepPath = "/v1/code/step"
+
+// DefaultSessionTimeout is how long `codemode serve --http` keeps a session
+// that receives no request: clients that go away without DELETE (most of
+// them, on a crash or a closed laptop) would otherwise keep theirs forever.
+const DefaultSessionTimeout = 5 * time.Minute
 
 // ErrTokenRequired is returned by CheckListen for a non-loopback address
 // without a token.
@@ -82,7 +96,7 @@ func isLoopback(host string) bool {
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	s.stateless.Store(o.Stateless)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}), MaxRequestBodyBytes: MaxRequestBodyBytes,
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, SessionTimeout: o.SessionTimeout, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}), MaxRequestBodyBytes: MaxRequestBodyBytes,
 			// The SDK refuses a foreign Host on a loopback listener, against
 			// DNS rebinding; that also refuses a reverse proxy on the same
 			// machine that keeps its own Host. With a token the check is
