@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -75,8 +76,8 @@ func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolReques
 	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
 		Transpile:   searchTranspile,
 		ReadOnly:    true,
-		Modules:     se.modules,
-		Ops:         se.ops,
+		Modules:     se.searchModules,
+		Ops:         se.catalogOps(),
 		LimitParams: fixedLimits,
 	})
 	notAFunction(in.Code, resp)
@@ -113,29 +114,50 @@ func notAFunction(code string, resp *run.Response) {
 }
 
 func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
-	resp := se.s.runCallOrBody(ctx, in.Code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: se.modules, Ops: se.ops, LimitParams: fixedLimits})
+	resp := se.s.runCallOrBody(ctx, in.Code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: se.executeModules, LimitParams: fixedLimits})
 	return responseResult(resp, ""), nil
 }
 
-// modules serves the surface's modules: search's catalog and execute's
-// server globals.
-func (se searchExecuteSurface) modules(ctx context.Context, v *run.View, spec string) (string, bool) {
-	switch spec {
-	case catalogModule:
-		return catalogSource, true
-	case globalsModule:
+// searchModules serves search's module, the catalog, and executeModules
+// execute's, the server globals: each tool's runs reach their own module
+// and host operations only (execute has no use for the catalog, whose
+// building asks every server for its resources and prompts).
+func (se searchExecuteSurface) searchModules(_ context.Context, _ *run.View, spec string) (string, bool) {
+	return catalogSource, spec == catalogModule
+}
+
+func (se searchExecuteSurface) executeModules(ctx context.Context, v *run.View, spec string) (string, bool) {
+	if spec == globalsModule {
 		return se.s.globalsSource(ctx, v), true
 	}
 	return "", false
 }
 
-// ops serves the catalog module's host operation.
-func (se searchExecuteSurface) ops(ctx context.Context, v *run.View, op string, _ json.RawMessage) (json.RawMessage, error, bool) {
-	if op == "surface.catalog" {
-		out, err := se.s.catalogData(ctx, v)
-		return out, err, true
+// catalogOps serves the catalog module's host operation for one run.
+// Building the catalog asks every server for its resources and prompts, so
+// it is built once per run and counts as one call against maxToolCalls, as
+// every call a script makes into the upstreams does.
+func (se searchExecuteSurface) catalogOps() func(context.Context, *run.View, string, json.RawMessage) (json.RawMessage, error, bool) {
+	var mu sync.Mutex
+	var built json.RawMessage
+	return func(ctx context.Context, v *run.View, op string, _ json.RawMessage) (json.RawMessage, error, bool) {
+		if op != "surface.catalog" {
+			return nil, nil, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if built == nil {
+			if err := v.Charge("catalog()"); err != nil {
+				return nil, err, true
+			}
+			out, err := se.s.catalogData(ctx, v)
+			if err != nil {
+				return nil, err, true
+			}
+			built = out
+		}
+		return built, nil, true
 	}
-	return nil, nil, false
 }
 
 // runCallOrBody runs code as an arrow function to call, the surface's
