@@ -41,5 +41,5 @@ func ExampleNew() {
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output:
 	// codemode_run
-	// result: [2,4,6]
+	// {"logs":[],"result":[2,4,6],"diagnostics":[],"toolTrace":[]}
 }

@@ -665,10 +665,28 @@ type content struct {
 // toolResult is a tools/call result, or client.mjs's {error} for a
 // protocol error.
 type toolResult struct {
-	Content           []content       `json:"content"`
+	Content []content `json:"content"`
+	// StructuredContent is the result's structuredContent or, when it has
+	// none, the JSON of its first text block: codemode sends its
+	// responses once, as JSON text (see sentTwice).
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
 	Error             string          `json:"error"`
+
+	// sentTwice: the result had a structuredContent of its own.
+	sentTwice bool
+}
+
+func (r *toolResult) UnmarshalJSON(b []byte) error {
+	type plain toolResult
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	r.sentTwice = len(r.StructuredContent) > 0
+	if !r.sentTwice && len(r.Content) > 0 && r.Content[0].Type == "text" && json.Valid([]byte(r.Content[0].Text)) {
+		r.StructuredContent = json.RawMessage(r.Content[0].Text)
+	}
+	return nil
 }
 
 func (r toolResult) text() string {
@@ -686,6 +704,7 @@ type diagnostic struct {
 	Hint       string `json:"hint"`
 	Path       string `json:"path"`
 	ErrorClass string `json:"errorClass"`
+	Limit      string `json:"limit"`
 }
 
 // runResponse is the §3.3 response.
@@ -742,24 +761,25 @@ func decode[T any](t testing.TB, raw json.RawMessage) T {
 	return v
 }
 
-// asRun decodes a tools/call result whose structuredContent is a §3.3
-// response, checking the shape the run surfaces promise: not a tool error,
-// logs and diagnostics arrays, and a text rendering.
+// asRun decodes a tools/call result whose first text block is a §3.3
+// response as JSON, checking the shape the run surfaces promise: not a
+// tool error, logs and diagnostics arrays, and the response sent once (no
+// structuredContent repeating it).
 func asRun(t testing.TB, raw json.RawMessage) (toolResult, runResponse) {
 	t.Helper()
 	res := decode[toolResult](t, raw)
 	if res.Error != "" {
 		t.Fatalf("tools/call failed at the protocol level: %s", res.Error)
 	}
-	if len(res.StructuredContent) == 0 {
-		t.Fatalf("no structuredContent: %s", tail(string(raw), 2000))
+	if res.sentTwice {
+		t.Fatalf("the response is sent twice, as text and as structuredContent: %s", tail(string(raw), 2000))
+	}
+	if len(res.StructuredContent) == 0 || !strings.HasPrefix(res.Content[0].Text, "{") {
+		t.Fatalf("content[0] is not the response as JSON: %s", tail(string(raw), 2000))
 	}
 	resp := decode[runResponse](t, res.StructuredContent)
 	if resp.Logs == nil || resp.Diagnostics == nil || resp.Result == nil {
 		t.Fatalf("the response lacks logs, result or diagnostics (§3.3 requires all three): %s", res.StructuredContent)
-	}
-	if len(res.Content) == 0 || res.Content[0].Type != "text" || !strings.HasPrefix(res.Content[0].Text, "result: ") {
-		t.Fatalf("content[0] is not the text rendering of the response: %s", tail(string(raw), 2000))
 	}
 	return res, resp
 }

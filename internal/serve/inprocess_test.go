@@ -389,15 +389,10 @@ func TestGlobalUnknownToolIsToolNotFound(t *testing.T) {
 		"execute":         `async () => { try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] } }`,
 		"executeToolCode": `try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] }`,
 	} {
-		var res struct {
-			StructuredContent struct{ Result json.RawMessage }
-		}
 		raw := g.call(t, tool, map[string]any{"code": code})
-		if err := json.Unmarshal(raw, &res); err != nil {
-			t.Fatal(err)
-		}
+		_, resp := asRun(t, raw)
 		var got []any
-		json.Unmarshal(res.StructuredContent.Result, &got)
+		json.Unmarshal(resp.Result, &got)
 		if len(got) != 5 || got[0] != "ToolNotFoundError" || !strings.Contains(fmt.Sprint(got[1]), "add") || got[2] != "undefined" || got[3] != true || got[4] != "3" {
 			t.Errorf("%s: %s", tool, raw)
 		}

@@ -166,7 +166,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	// refresh works; their descriptions are completed by that refresh,
 	// which tools/list waits for. (A client connected by then may receive
 	// one tools/list_changed before it has listed anything.)
-	s.mcp.AddReceivingMiddleware(s.waitForWarmup)
+	s.mcp.AddReceivingMiddleware(s.waitForWarmup, unescapedResults)
 	s.register(nil)
 	return s
 }

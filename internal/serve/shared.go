@@ -40,62 +40,23 @@ func errorResult(msg string) *mcp.CallToolResult {
 }
 
 // responseResult wraps a §3.3 response as a tool result: the response as
-// structuredContent and a compact text rendering of it. A failed script is
-// not a failed call (§3.3.4): isError stays false.
+// JSON text, once (see jsonResult), and extra, if any, as a second block. A
+// failed script is not a failed call (§3.3.4): isError stays false.
 func responseResult(resp *run.Response, extra string) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{StructuredContent: resp, Content: []mcp.Content{&mcp.TextContent{Text: Render(resp)}}}
+	res := jsonResult(resp)
 	if extra != "" {
 		res.Content = append(res.Content, &mcp.TextContent{Text: extra})
 	}
 	return res
 }
 
-// Render is the compact text form of a response, for clients that show the
-// model only text content.
-func Render(resp *run.Response) string {
-	var b strings.Builder
-	b.WriteString("result: ")
-	b.Write(resp.Result)
-	b.WriteByte('\n')
-	for _, d := range resp.Diagnostics {
-		fmt.Fprintf(&b, "%s %s", d.Severity, d.Code)
-		if d.ErrorClass != "" {
-			fmt.Fprintf(&b, " (%s)", d.ErrorClass)
-		}
-		if d.Path != "" {
-			fmt.Fprintf(&b, " at %s", d.Path)
-		}
-		fmt.Fprintf(&b, ": %s", d.Message)
-		if d.Hint != "" {
-			fmt.Fprintf(&b, "\n  hint: %s", d.Hint)
-		}
-		b.WriteByte('\n')
-	}
-	if len(resp.Logs) > 0 {
-		b.WriteString("logs:\n")
-		for _, l := range resp.Logs {
-			fmt.Fprintf(&b, "  [%s %dms] %s\n", l.Level, l.TimeMs, l.Message)
-		}
-	}
-	if len(resp.ToolTrace) > 0 {
-		b.WriteString("tool calls:")
-		for i, t := range resp.ToolTrace {
-			if i > 0 {
-				b.WriteByte(';')
-			}
-			fmt.Fprintf(&b, " %s/%s %dms", t.ServerID, t.ToolName, t.DurationMs)
-			if !t.OK {
-				b.WriteString(" failed")
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// jsonResult is a tool result carrying v as structuredContent and as JSON
-// text for clients that show the model only text. The text is not
-// HTML-escaped: a model reads "<b>&", not "\u003cb\u003e\u0026".
+// jsonResult is a tool result carrying v as JSON text, in one text block
+// and nowhere else. MCP requires structuredContent only of a tool that
+// declares an outputSchema, and codemode's tools declare none; every client
+// reads content, while some (Claude Code, Cursor) read structuredContent
+// instead when there is one, so sending both would only double every
+// result on the wire. The text is not HTML-escaped: a model reads "<b>&",
+// not "\u003cb\u003e\u0026" (see unescapeHTML for the rest of the wire).
 func jsonResult(v any) *mcp.CallToolResult {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -103,7 +64,7 @@ func jsonResult(v any) *mcp.CallToolResult {
 	if err := enc.Encode(v); err != nil {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "codemode could not encode its result: " + err.Error()}}}
 	}
-	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
 }
 
 // exampleCall is a call of a connected server's tool as its global object

@@ -227,8 +227,8 @@ globalThis.__codemode_result__ = (await listServers()).map((s) => s.serverId + "
 	if len(resp.ToolTrace) != 1 || resp.ToolTrace[0].ServerID != "everything" || resp.ToolTrace[0].ToolName != "get-sum" || !resp.ToolTrace[0].OK {
 		t.Errorf("toolTrace = %+v", resp.ToolTrace)
 	}
-	if !strings.Contains(res.Content[0].Text, "everything/get-sum") || !strings.Contains(res.Content[0].Text, "adding 1 2") {
-		t.Errorf("the text rendering lacks the trace or the logs:\n%s", res.Content[0].Text)
+	if !strings.Contains(res.Content[0].Text, `"toolName":"get-sum"`) || !strings.Contains(res.Content[0].Text, "adding 1 2") {
+		t.Errorf("the text lacks the trace or the logs:\n%s", res.Content[0].Text)
 	}
 
 	// §3.3.4: a script failure is not a tool error.
@@ -255,7 +255,14 @@ globalThis.__codemode_result__ = (await listServers()).map((s) => s.serverId + "
 			}
 			continue
 		}
-		if !res.IsError || !strings.Contains(res.text(), `"code" must be a string`) {
+		text := res.text()
+		if len(res.StructuredContent) > 0 {
+			// The response as JSON: the message is quoted in it.
+			for _, d := range decode[runResponse](t, res.StructuredContent).diags() {
+				text += "\n" + d.Message
+			}
+		}
+		if !res.IsError || !strings.Contains(text, `"code" must be a string`) {
 			t.Errorf("step %d: want a tool error saying \"code\" must be a string; got %s", i, out[i])
 		}
 		// When the refusal carries a §3.3 response, it must be a whole one:
