@@ -212,8 +212,10 @@ func (g *gateway) close() {
 // the configured bounds and memory budget (package admit); it also holds
 // the Go heap to what the budget leaves over the running sandboxes, unless
 // GOMEMLIMIT says otherwise.
-func (g *gateway) admission() *admit.Controller {
-	o := g.cfg.Admission.Options()
+func (g *gateway) admission() *admit.Controller { return admission(g.cfg) }
+
+func admission(cfg *config.Config) *admit.Controller {
+	o := cfg.Admission.Options()
 	o.LimitGoHeap = os.Getenv("GOMEMLIMIT") == ""
 	return admit.New(o)
 }

@@ -50,7 +50,7 @@ func (e *env) proxy(args []string) int {
 		return ExitUsage
 	}
 	p, err := proxy.New(&proxy.Options{Upstream: upstream, Model: model, APIKey: os.Getenv(keyEnv), AuthToken: token,
-		Stepper: replay.New(&replay.Options{Config: cfg, Logger: log}), Logger: log})
+		Stepper: replay.New(&replay.Options{Config: cfg, Logger: log, Admission: admission(cfg)}), Logger: log})
 	if err != nil {
 		return e.usageErr(err)
 	}

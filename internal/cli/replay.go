@@ -86,7 +86,7 @@ func (e *env) replayStep(args []string) int {
 		return e.stepError(&replay.Error{Code: diag.InvalidRequest, Message: "the request is not valid JSON for a step: " + err.Error(),
 			Hint: `send {"messages": [{"role": "code", "id": "c1", "code": "..."}], "tools": [...]}`})
 	}
-	resp, err := replay.New(&replay.Options{Config: cfg, Logger: log}).Step(e.ctx, req)
+	resp, err := replay.New(&replay.Options{Config: cfg, Logger: log, Admission: admission(cfg)}).Step(e.ctx, req)
 	if err != nil {
 		var re *replay.Error
 		if !errors.As(err, &re) {

@@ -103,7 +103,9 @@ func (e *env) serve(args []string) int {
 			}
 		}()
 	}
-	opts := &run.Options{Logger: g.log, Admission: g.admission()}
+	// One admission for MCP runs and steps alike: one bound, one budget.
+	adm := g.admission()
+	opts := &run.Options{Logger: g.log, Admission: adm}
 	var caller run.Caller = g.caller()
 	if dir := g.cfg.Serve.RecordDir; dir != "" {
 		rec := &replay.Recorder{Write: replay.DirWriter(dir), OnError: func(err error) { g.log.Warn("writing a replay bundle", "dir", dir, "err", err) }}
@@ -111,7 +113,7 @@ func (e *env) serve(args []string) int {
 		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
 	}
 	r := run.New(g.cfg, g.cat, caller, opts)
-	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: buildinfo.Version(), CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log}))})
+	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: buildinfo.Version(), CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm}))})
 
 	// Work stops on a signal; the server itself keeps running until the
 	// runs in flight are done or the grace period ends.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/redact"
@@ -28,6 +29,10 @@ type Options struct {
 	// limits.
 	Config *config.Config
 	Logger *slog.Logger
+	// Admission, if set, admits every step's run (run.Options.Admission):
+	// a gateway that serves steps beside MCP shares one bound and one
+	// memory budget between them.
+	Admission *admit.Controller
 }
 
 // Stepper runs steps. It is safe for concurrent use and keeps nothing
@@ -82,7 +87,7 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	c := &caller{p: p, ts: ts}
-	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger})
+	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission})
 	resp := r.RunWith(ctx, run.Request{Code: p.code, Limits: req.Limits}, run.Extra{
 		Transpile:     shape(p.code),
 		Prelude:       []string{globalsModule},
