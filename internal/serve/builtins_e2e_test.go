@@ -52,7 +52,8 @@ func TestThoughtboxSurfaceSeedExamples(t *testing.T) {
 			}
 			continue
 		}
-		if resp.errorDiag() != nil || !strings.Contains(text, ex.Want) {
+		// The result as JSON: the answer carries it inside a text block.
+		if resp.errorDiag() != nil || !strings.Contains(string(resp.Result), ex.Want) {
 			t.Errorf("%s: want %q in the result, got %s", ex.Name, ex.Want, text)
 		}
 	}
