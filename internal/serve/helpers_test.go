@@ -27,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
@@ -667,13 +668,14 @@ type content struct {
 type toolResult struct {
 	Content []content `json:"content"`
 	// StructuredContent is the result's structuredContent or, when it has
-	// none, the JSON of its first text block: codemode sends its
-	// responses once, as JSON text (see sentTwice).
+	// none, the JSON of its first text block: codemode sends a large
+	// response once, as JSON text (see sentTwice).
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
 	Error             string          `json:"error"`
 
-	// sentTwice: the result had a structuredContent of its own.
+	// sentTwice: the result had a structuredContent of its own although
+	// its text is larger than serve's structuredLimit.
 	sentTwice bool
 }
 
@@ -682,8 +684,11 @@ func (r *toolResult) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
 		return err
 	}
-	r.sentTwice = len(r.StructuredContent) > 0
-	if !r.sentTwice && len(r.Content) > 0 && r.Content[0].Type == "text" && json.Valid([]byte(r.Content[0].Text)) {
+	if len(r.StructuredContent) > 0 {
+		r.sentTwice = len(r.Content) > 0 && len(r.Content[0].Text) > serve.StructuredLimit
+		return nil
+	}
+	if len(r.Content) > 0 && r.Content[0].Type == "text" && json.Valid([]byte(r.Content[0].Text)) {
 		r.StructuredContent = json.RawMessage(r.Content[0].Text)
 	}
 	return nil
@@ -763,8 +768,8 @@ func decode[T any](t testing.TB, raw json.RawMessage) T {
 
 // asRun decodes a tools/call result whose first text block is a §3.3
 // response as JSON, checking the shape the run surfaces promise: not a
-// tool error, logs and diagnostics arrays, and the response sent once (no
-// structuredContent repeating it).
+// tool error, logs and diagnostics arrays, and a large response sent once
+// (no structuredContent repeating it).
 func asRun(t testing.TB, raw json.RawMessage) (toolResult, runResponse) {
 	t.Helper()
 	res := decode[toolResult](t, raw)

@@ -50,13 +50,21 @@ func responseResult(resp *run.Response, extra string) *mcp.CallToolResult {
 	return res
 }
 
-// jsonResult is a tool result carrying v as JSON text, in one text block
-// and nowhere else. MCP requires structuredContent only of a tool that
-// declares an outputSchema, and codemode's tools declare none; every client
-// reads content, while some (Claude Code, Cursor) read structuredContent
-// instead when there is one, so sending both would only double every
-// result on the wire. The text is not HTML-escaped: a model reads "<b>&",
-// not "\u003cb\u003e\u0026" (see unescapeHTML for the rest of the wire).
+// structuredLimit is the largest response also sent as structuredContent.
+// Up to it, a result carries the response twice, as JSON text (which every
+// client reads) and as structuredContent (which Claude Code and Cursor read
+// instead, and which scripts and tests written against earlier releases
+// read): at these sizes the second copy costs nothing worth saving. Above
+// it the response goes out once, as text: a 1 MiB result would otherwise
+// take 2 MiB on the wire, for a copy no client reads besides the first.
+const structuredLimit = 64 << 10
+
+// jsonResult is a tool result carrying v as JSON text in one text block,
+// and as structuredContent too when it is small (see structuredLimit). MCP
+// requires structuredContent only of a tool that declares an outputSchema,
+// and codemode's tools declare none. The text is not HTML-escaped: a model
+// reads "<b>&", not "\u003cb\u003e\u0026" (see unescapeHTML for the rest of
+// the wire).
 func jsonResult(v any) *mcp.CallToolResult {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -64,7 +72,12 @@ func jsonResult(v any) *mcp.CallToolResult {
 	if err := enc.Encode(v); err != nil {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "codemode could not encode its result: " + err.Error()}}}
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
+	text := strings.TrimSuffix(b.String(), "\n")
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	if len(text) <= structuredLimit {
+		res.StructuredContent = json.RawMessage(text)
+	}
+	return res
 }
 
 // exampleCall is a call of a connected server's tool as its global object

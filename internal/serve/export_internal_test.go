@@ -1,0 +1,4 @@
+package serve
+
+// StructuredLimit exposes structuredLimit to the external tests.
+const StructuredLimit = structuredLimit
