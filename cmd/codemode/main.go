@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/codemode-mcp/codemode/internal/cli"
+	"github.com/codemode-mcp/codemode/internal/reexec"
 )
 
 // gcPercent replaces Go's default GOGC of 100 unless GOGC is set. The MCP
@@ -28,6 +29,11 @@ import (
 const gcPercent = 400
 
 func main() {
+	// A worker process (esbuild, see internal/transpile) is this program
+	// started again in a mode of its own.
+	if reexec.Init() {
+		return
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}

@@ -3,11 +3,16 @@ package cli
 import (
 	"os"
 	"testing"
+
+	"github.com/codemode-mcp/codemode/internal/reexec"
 )
 
-// TestMain points the built-in servers' data at a temporary
-// $XDG_STATE_HOME, never the developer's.
+// TestMain runs esbuild workers (reexec), and points the built-in servers'
+// data at a temporary $XDG_STATE_HOME, never the developer's.
 func TestMain(m *testing.M) {
+	if reexec.Init() { // esbuild workers
+		return
+	}
 	state, err := os.MkdirTemp("", "codemode-cli-state-")
 	if err != nil {
 		panic(err)

@@ -233,8 +233,8 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	defer ticket.Release()
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
-	// (see its package doc), as esbuild cannot be interrupted.
-	out, diags := transpile.Module(req.Code, x.Transpile)
+	// (esbuild runs in a worker process killed at its time budget).
+	out, diags := transpile.Module(ctx, req.Code, x.Transpile)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
 		return resp

@@ -17,6 +17,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/reexec"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
@@ -57,6 +58,9 @@ func real(t *testing.T) *Runner {
 }
 
 func TestMain(m *testing.M) {
+	if reexec.Init() { // esbuild workers
+		return
+	}
 	code := m.Run()
 	if realMgr != nil {
 		realMgr.Close()

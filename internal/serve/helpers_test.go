@@ -27,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/reexec"
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
@@ -42,6 +43,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if reexec.Init() { // esbuild workers
+		return
+	}
 	// The built-in servers keep their data under $XDG_STATE_HOME: the
 	// gateways these tests start (in process and as processes, which
 	// inherit it) use a temporary one, never the developer's.

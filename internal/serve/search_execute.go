@@ -166,7 +166,7 @@ func (se searchExecuteSurface) catalogOps() func(context.Context, *run.View, str
 func (s *Server) runCallOrBody(ctx context.Context, code string, timeoutMs int64, x run.Extra) *run.Response {
 	req := run.Request{Code: code, Limits: config.Limits{TimeoutMs: timeoutMs}}
 	x.Transpile = transpile.Call("", "")
-	if _, diags := transpile.Module(code, x.Transpile); len(diags) > 0 && diags[0].Code == diag.SyntaxError {
+	if _, diags := transpile.Module(ctx, code, x.Transpile); len(diags) > 0 && diags[0].Code == diag.SyntaxError {
 		x.Transpile = transpile.Body()
 	}
 	return s.runner.RunWith(ctx, req, x)

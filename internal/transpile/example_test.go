@@ -1,17 +1,18 @@
 package transpile_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 func ExampleModule() {
-	out, diags := transpile.Module("const n: number = 40 + 2;\nglobalThis.__codemode_result__ = n;\n", nil)
+	out, diags := transpile.Module(context.Background(), "const n: number = 40 + 2;\nglobalThis.__codemode_result__ = n;\n", nil)
 	fmt.Println(out.Lang, len(diags))
 	fmt.Print(out.Code)
 
-	_, diags = transpile.Module("const x = ;", nil)
+	_, diags = transpile.Module(context.Background(), "const x = ;", nil)
 	fmt.Println(diags[0].Code, diags[0].Path)
 	// Output:
 	// ts 0

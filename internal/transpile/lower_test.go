@@ -56,7 +56,7 @@ const log = [];
 globalThis.__codemode_result__ = log;`, `["body","disposed"]`},
 	} {
 		for _, lang := range []string{"ts", "js"} {
-			out, diags := transpile.Module(c.src, &transpile.Options{Lang: lang})
+			out, diags := transpile.Module(context.Background(), c.src, &transpile.Options{Lang: lang})
 			if len(diags) > 0 {
 				t.Errorf("%s (%s): %v", c.name, lang, diags)
 				continue
@@ -78,7 +78,7 @@ func TestLoweredSyntaxErrorPositions(t *testing.T) {
 		{"decorator", "function no() {\n  throw new Error('no');\n}\n@no class A {}\n", "script.ts:2:13"},
 		{"disposer", "{\n  using r = { [Symbol.dispose]() { null.x; } };\n}\n", "script.ts:2:36"},
 	} {
-		out, diags := transpile.Module(c.src, nil)
+		out, diags := transpile.Module(context.Background(), c.src, nil)
 		if len(diags) > 0 {
 			t.Errorf("%s: %v", c.name, diags)
 			continue

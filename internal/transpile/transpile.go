@@ -5,13 +5,17 @@
 //
 // Start with [Module]. Results are cached by source text: agents and
 // benchmarks resubmit the same script, and esbuild's work is then free.
+// esbuild itself runs in worker processes that are killed at the time
+// budget and capped in memory ([Transform]); a program that transpiles must
+// call reexec.Init first (see package reexec).
 package transpile
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,14 +159,11 @@ const (
 )
 
 // Module transpiles src. On failure it returns nil and SYNTAX_ERROR
-// diagnostics located in src, or a SANDBOX_LIMIT diagnostic if compiling
-// took too long (see transformTimeout).
-//
-// Its cost is linear in the size of src: scripts whose shape would make
-// esbuild super-linear are refused (nesting deeper than 1,000 levels, very
-// long comma sequences or sums of literals, floods of strict-mode errors)
-// or transpiled with minified local names (see shape.go).
-func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
+// diagnostics located in src, a SANDBOX_LIMIT diagnostic if compiling took
+// too long (see transformTimeout) or too much memory (WorkerMemory), or
+// CANCELLED if ctx was cancelled first. esbuild runs in a worker process
+// (see Transform); results are cached in this one.
+func Module(ctx context.Context, src string, opts *Options) (*Output, []diag.Diagnostic) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -177,7 +178,7 @@ func Module(src string, opts *Options) (*Output, []diag.Diagnostic) {
 	if ok {
 		return e.out, e.diags
 	}
-	return transformWithin(key)
+	return transformWithin(ctx, key)
 }
 
 // store caches a result, charging what it holds.
@@ -203,83 +204,69 @@ func store(key cacheKey, out *Output, diags []diag.Diagnostic) {
 }
 
 // transformTimeout bounds the time Module spends on one script, waiting
-// for a slot included. measure keeps esbuild linear on the shapes known to
-// make it slow, but not on all of them: many errors or warnings whose note
-// points elsewhere in the file each rescan the file (thousands of
-// reassignments of a constant take seconds), and there may be others. Past
-// the timeout esbuild cannot be stopped: it finishes in the background,
-// holding its slot, so at most cap(slots) transforms run at once.
+// for a worker included: past it the worker is killed (see worker.go).
+// transformFunc is transform; tests replace it.
 var (
 	transformTimeout = 3 * time.Second
-	slots            = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-	// transformFunc is transform; tests replace it.
-	transformFunc = transform
+	transformFunc    = transform
 )
 
-// transformWithin runs transform within transformTimeout, and caches its
-// result when it has one, even after the timeout: the script may well be
-// submitted again.
-func transformWithin(key cacheKey) (*Output, []diag.Diagnostic) {
-	timer := time.NewTimer(transformTimeout)
-	defer timer.Stop()
-	select {
-	case slots <- struct{}{}:
-	case <-timer.C:
+// transformWithin runs transform within transformTimeout and caches its
+// result, unless the compiler failed for reasons that may not hold next
+// time (the load, a cancelled run, a worker that could not start).
+func transformWithin(ctx context.Context, key cacheKey) (*Output, []diag.Diagnostic) {
+	ctx, cancel := context.WithTimeout(ctx, transformTimeout)
+	defer cancel()
+	out, diags, err := transformFunc(ctx, key.src, key.opts)
+	switch {
+	case err == nil:
+		store(key, out, diags)
+		return out, diags
+	case errors.Is(err, ErrBusy):
 		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 			Message: "the server is busy compiling other scripts",
 			Hint:    "run the script again in a moment"}}
-	}
-	type result struct {
-		out   *Output
-		diags []diag.Diagnostic
-		panic any
-	}
-	done := make(chan result, 1)
-	f := transformFunc
-	go func() {
-		defer func() { <-slots }()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{panic: p}
-			}
-		}()
-		out, diags := f(key.src, key.opts)
-		store(key, out, diags)
-		done <- result{out: out, diags: diags}
-	}()
-	select {
-	case r := <-done:
-		if r.panic != nil {
-			panic(r.panic)
-		}
-		return r.out, r.diags
-	case <-timer.C:
+	case errors.Is(err, ErrTimeout):
+		// Not cached: on a loaded machine an ordinary script may take this
+		// long once.
 		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 			Message: fmt.Sprintf("the script could not be compiled within %v", transformTimeout),
-			Hint:    "simplify the script (fewer repetitions of the same declaration, assignment or case; shorter expressions), or run it again in a moment"}}
+			Hint:    "simplify the script (less deeply nested code, fewer repetitions of the same declaration, assignment or case; shorter expressions)"}}
+	case errors.Is(err, ErrMemory):
+		// Cached: memory does not depend on the load, and the script would
+		// cost a worker again.
+		d := []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: fmt.Sprintf("compiling the script needed more than %d MiB of memory", WorkerMemory>>20),
+			Hint:    "simplify the script: constant expressions that build huge strings (an enum whose members repeat each other, say) cannot be compiled"}}
+		store(key, nil, d)
+		return nil, d
+	case errors.Is(err, context.Canceled):
+		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.Canceled,
+			Message: "the run was cancelled while its script was being compiled",
+			Hint:    "run the script again if its result is still needed"}}
+	default:
+		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: "the script could not be compiled: " + err.Error(),
+			Hint:    "run the script again in a moment; if it keeps failing, the gateway is short of memory or processes"}}
 	}
 }
 
-func transform(src string, o Options) (*Output, []diag.Diagnostic) {
+// transform compiles src; err is a failure of the compiler, not of the
+// script (ErrTimeout, ErrMemory, a cancelled ctx, a worker that failed).
+func transform(ctx context.Context, src string, o Options) (*Output, []diag.Diagnostic, error) {
 	langs := []string{"ts", "js"}
 	if o.Lang != "" {
 		langs = []string{o.Lang}
 	}
-	sh := measure(src)
-	if !sh.ok() {
-		return nil, []diag.Diagnostic{shapeDiagnostic(src, "script."+langs[0], sh)}
-	}
-	// esbuild's default renamer, which keeps the agent's names, costs
-	// about depth × (scopes + names × colliding names); past the budget,
-	// minify local names instead, in linear time (keeping the .name of
-	// functions and classes).
-	minify := renameCost(src, sh.nesting) > renameBudget
 	var best []api.Message
 	bestLang := ""
 	for _, lang := range langs {
-		out, errs := try(src, lang, o, minify)
+		out, errs, err := try(ctx, src, lang, o)
+		if err != nil {
+			return nil, nil, err
+		}
 		if out != nil {
-			return out, nil
+			return out, nil, nil
 		}
 		// Report the errors of the parse that got furthest: a JavaScript
 		// file fails late as TypeScript only if it really is broken.
@@ -287,7 +274,7 @@ func transform(src string, o Options) (*Output, []diag.Diagnostic) {
 			best, bestLang = errs, lang
 		}
 	}
-	return nil, syntaxDiagnostics(best, "script."+bestLang, src, o)
+	return nil, syntaxDiagnostics(best, "script."+bestLang, src, o), nil
 }
 
 // supported lists the syntax QuickJS lacks (as of modernc.org/quickjs
@@ -331,14 +318,27 @@ func furthest(msgs []api.Message) int {
 	return msgs[0].Location.Line<<20 + msgs[0].Location.Column
 }
 
-func try(src, lang string, o Options, minify bool) (*Output, []api.Message) {
-	file := "script." + lang
-	input := o.Prefix + src + o.Suffix
+func try(ctx context.Context, src, lang string, o Options) (*Output, []api.Message, error) {
+	r, err := Transform(ctx, o.Prefix+src+o.Suffix, esbuildOptions(src, lang))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(r.Errors) > 0 {
+		return nil, r.Errors, nil
+	}
+	line, col := endOf(src)
+	lines, _ := lineStart(src, len(src))
+	return &Output{Code: string(r.Code), Lang: lang, File: "script." + lang, smap: r.Map, shift: utf16Len(o.Prefix),
+		lines: lines, end: strconv.Itoa(line) + ":" + strconv.Itoa(col)}, nil, nil
+}
+
+// esbuildOptions are the options of the transform of src as lang.
+func esbuildOptions(src, lang string) api.TransformOptions {
 	loader := api.LoaderTS
 	if lang == "js" {
 		loader = api.LoaderJS
 	}
-	r := api.Transform(input, api.TransformOptions{
+	return api.TransformOptions{
 		Loader:    loader,
 		Format:    api.FormatESModule,
 		Target:    api.ESNext,
@@ -355,25 +355,15 @@ func try(src, lang string, o Options, minify bool) (*Output, []api.Message) {
 		Charset:    api.CharsetUTF8,
 		LogLevel:   api.LogLevelSilent,
 		// Keep the agent's code as written, except for white space (see
-		// Output.Code) and, for pathological scripts, local names; no
-		// syntax minification, no tree shaking that could drop a
-		// side-effect import.
-		MinifyWhitespace:  true,
-		MinifyIdentifiers: minify,
-		KeepNames:         minify,
-		TreeShaking:       api.TreeShakingFalse,
+		// Output.Code); no syntax minification, no tree shaking that
+		// could drop a side-effect import.
+		MinifyWhitespace: true,
+		TreeShaking:      api.TreeShakingFalse,
 		// An import whose names are all unused (or all types) stays as
 		// `import "x"`: importing a server that does not exist is then
 		// still an IMPORT_FAILURE, and importing one still connects it.
 		TsconfigRaw: `{"compilerOptions":{"importsNotUsedAsValues":"preserve"}}`,
-	})
-	if len(r.Errors) > 0 {
-		return nil, r.Errors
 	}
-	line, col := endOf(src)
-	lines, _ := lineStart(src, len(src))
-	return &Output{Code: string(r.Code), Lang: lang, File: file, smap: r.Map, shift: utf16Len(o.Prefix),
-		lines: lines, end: strconv.Itoa(line) + ":" + strconv.Itoa(col)}, nil
 }
 
 // endOf returns the 1-based line and column just past the last character
@@ -514,6 +504,20 @@ func lineBreak(s string, i int) int {
 	return lineTerminatorAt(s, i)
 }
 
+// lineTerminatorAt returns the length of the line terminator at s[i] that
+// is not part of a CRLF pair (LF, CR, U+2028, U+2029), or 0.
+func lineTerminatorAt(s string, i int) int {
+	switch s[i] {
+	case '\n', '\r':
+		return 1
+	case 0xE2:
+		if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			return 3
+		}
+	}
+	return 0
+}
+
 // lineAt returns the 1-based line n of src, without trailing white space.
 func lineAt(src string, n int) string {
 	start := 0
@@ -534,105 +538,6 @@ func lineAt(src string, n int) string {
 		return strings.TrimRight(src[start:], " \t")
 	}
 	return ""
-}
-
-// renameCost bounds the work of esbuild's default renamer on src: for each
-// scope, a walk up the enclosing scopes (at most depth), and for each name,
-// such a walk per candidate name it tries ("x", "x2", "x3"…, at most the
-// names of its family: the same letters with other trailing digits). It
-// counts words everywhere, strings and comments included, so that it is
-// never low.
-func renameCost(src string, depth int) int64 {
-	type family struct {
-		names map[string]bool
-		count int
-	}
-	families := map[string]*family{}
-	var scopes int64
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == '{' || c == '(':
-			scopes++
-			i++
-		case c == '=' && i+1 < len(src) && src[i+1] == '>':
-			scopes++
-			i += 2
-		case c >= '0' && c <= '9':
-			for i < len(src) && isWordByte(src[i]) {
-				i++
-			}
-		case isWordByte(c):
-			j := i
-			for j < len(src) && isWordByte(src[j]) {
-				j++
-			}
-			w := src[i:j]
-			root := strings.TrimRight(w, "0123456789")
-			f := families[root]
-			if f == nil {
-				f = &family{names: map[string]bool{}}
-				families[root] = f
-			}
-			f.names[w] = true
-			f.count++
-			i = j
-		default:
-			i++
-		}
-	}
-	d := int64(depth)
-	cost := scopes
-	for _, f := range families {
-		cost += int64(f.count) * (2 + min(int64(f.count), d*int64(len(f.names))))
-		if cost > renameBudget { // no need to count further
-			return cost * d
-		}
-	}
-	return cost * d
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
-}
-
-// shapeDiagnostic reports a script that measure refused.
-func shapeDiagnostic(src, file string, sh shape) diag.Diagnostic {
-	d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SyntaxError}
-	var off int
-	switch {
-	case sh.tooDeep >= 0:
-		off = sh.tooDeep
-		d.Message = fmt.Sprintf("the script nests more than %d levels deep (brackets, blocks, functions, operators)", maxNesting)
-		d.Hint = "flatten the code: use loops, intermediate variables and data instead of deeply nested expressions"
-	case sh.tooWide():
-		off = sh.deepest
-		d.Message = fmt.Sprintf("the script is too long for how deeply it nests (%d levels here)", sh.nesting)
-		d.Hint = "flatten the code: use loops, intermediate variables and data instead of deeply nested expressions"
-	case sh.tooLong >= 0:
-		off = sh.tooLong
-		d.Message = "the script has comma-separated expression sequences too long to compile"
-		d.Hint = "split the sequence into separate statements, or put the values in an array"
-	case sh.tooFold >= 0:
-		off = sh.tooFold
-		d.Message = "the script adds up too many string or template literals in one expression to compile"
-		d.Hint = "collect the parts in an array and join() them, or append them in separate statements"
-	case sh.tooStrict >= 0:
-		off = sh.tooStrict
-		d.Message = fmt.Sprintf("the script has more than %d constructs that ECMAScript modules do not allow (legacy octal literals or escapes, with statements, delete of a variable, a parameter or a let, const or class declared twice)", maxStrictErrors)
-		d.Hint = "write 0o17 instead of 017, \\x01 instead of \\01, and declare each name once per block and parameter list; with statements and deleting variables are not supported"
-	default:
-		off = sh.ambiguous
-		d.Message = `the script has too many "/" that could either divide or start a regular expression`
-		d.Hint = "put regular expressions in parentheses and end statements with semicolons"
-	}
-	line, col := lineCol(src, off)
-	d.Path = fmt.Sprintf("%s:%d:%d", file, line, col)
-	if text := lineAt(src, line); text != "" {
-		_, start := lineStart(src, off)
-		d.Message += codeFrame(line, text, off-start)
-	}
-	return d
 }
 
 // syntaxDiagnostics turns esbuild's errors into SYNTAX_ERROR diagnostics with

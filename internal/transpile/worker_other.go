@@ -1,0 +1,9 @@
+//go:build !linux
+
+package transpile
+
+import "errors"
+
+// limitData has no equivalent here: only the Go runtime's soft limit and
+// the time limit hold.
+func limitData(int64) error { return errors.New("not supported on this platform") }
