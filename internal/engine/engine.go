@@ -17,6 +17,8 @@
 //     decides when the engine next consults its interrupt handler.
 //   - [Engine.WrapAllocator] and [Engine.Memory] wrap and read the runtime's
 //     memory accounting.
+//   - [Engine.GuardArrayMethods] bounds the built-ins that loop over a
+//     length without checking the interrupt (guard.go).
 //
 // # Why this is safe, and when it stops being
 //
@@ -64,6 +66,12 @@ type Engine struct {
 
 	// The allocator wrapper (alloc.go); called when an allocation fails.
 	onExhausted func()
+
+	// Guarded array methods (guard.go): the caller's maximum and report,
+	// and the typed arrays' length getter.
+	guardMax     func() uint64
+	guardTooLong func(method string, length, max uint64)
+	taLength     lib.TJSValue
 }
 
 // registry maps the JSContext and the malloc state of every attached VM to
@@ -96,7 +104,7 @@ func Attach(m *quickjs.VM) (*Engine, error) {
 	if !ok || ctx == 0 || rt == 0 || tls == nil {
 		return nil, ErrLayout
 	}
-	e := &Engine{vm: m, tls: tls, ctx: ctx, rt: rt}
+	e := &Engine{vm: m, tls: tls, ctx: ctx, rt: rt, taLength: undefinedValue}
 	registryMu.Lock()
 	byContext[ctx] = e
 	byMalloc[rt+mallocStateOffset] = e
@@ -115,6 +123,8 @@ func (e *Engine) Detach() {
 		}
 	}
 	e.calls = nil
+	lib.XFreeValue(e.tls, e.ctx, e.taLength)
+	e.taLength = undefinedValue
 	registryMu.Lock()
 	delete(byContext, e.ctx)
 	delete(byMalloc, e.rt+mallocStateOffset)

@@ -43,3 +43,6 @@ func (p *Promise) Resolve(string) error                                         
 func (p *Promise) Fail(quickjs.Value, ...string) error                              { return ErrLayout }
 func (p *Promise) Site() (line, col int, ok bool)                                   { return 0, 0, false }
 func (p *Promise) Free()                                                            {}
+func (e *Engine) GuardArrayMethods(func() uint64, func(string, uint64, uint64)) error {
+	return ErrLayout
+}

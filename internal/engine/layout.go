@@ -71,6 +71,22 @@ var layout = []field{
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fclass_id", 18, 2, "uint16"},
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu", 40, 24, ""},
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Ffunc1[].Ffunction_bytecode", 40, 8, "uintptr"},
+	// JSObject.u.cfunc of a native function, mirrored by cfuncLayout
+	// (guard.go puts its own function in front of the engine's).
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Frealm", 40, 8, "uintptr"},
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Fc_function", 48, 8, ""},
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Flength", 56, 1, "uint8"},
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Fcproto", 57, 1, "uint8"},
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Fmagic", 58, 2, "int16"},
+	// JSObject.u.object_data: a Date's time value (describe.go).
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fobject_data[]", 40, 16, ""},
+	// What JS_GetOwnProperty and JS_GetOwnPropertyNames fill in (guard.go,
+	// describe.go).
+	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), "Fflags", 0, 4, "int32"},
+	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), "Fvalue", 8, 16, ""},
+	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), "Fgetter", 24, 16, ""},
+	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), "Fsetter", 40, 16, ""},
+	{"JSPropertyEnum", reflect.TypeFor[lib.TJSPropertyEnum](), "Fatom", 4, 4, "uint32"},
 	// JSFunctionBytecode: the bitfield byte holding has_debug (bit 2, see
 	// bytecodeHasDebug), the bytecode and the debug info.
 	{"JSFunctionBytecode", reflect.TypeFor[lib.TJSFunctionBytecode](), "F__ccgo18", 18, 1, "uint8"},
@@ -89,6 +105,9 @@ var sizes = []struct {
 	{"JSValue", reflect.TypeFor[lib.TJSValue](), 16},
 	{"quickjs.Value", reflect.TypeFor[quickjs.Value](), 24},
 	{"rawValue", reflect.TypeFor[rawValue](), 24},
+	{"cfuncLayout", reflect.TypeFor[cfuncLayout](), 24},
+	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), 56},
+	{"JSPropertyEnum", reflect.TypeFor[lib.TJSPropertyEnum](), 8},
 }
 
 // Constants of the engine this package uses, with the values it was
@@ -102,6 +121,11 @@ var constants = []struct {
 	{"PC2LINE_RANGE", lib.MPC2LINE_RANGE, 5},
 	{"PC2LINE_BASE", lib.MPC2LINE_BASE, -1},
 	{"JS_CFUNC_generic_magic", lib.EJS_CFUNC_generic_magic, 1},
+	{"JS_CFUNC_generic", lib.EJS_CFUNC_generic, 0},
+	{"JS_PROP_GETSET", lib.MJS_PROP_GETSET, 16},
+	// guard.go takes the typed array classes as one range.
+	{"JS_CLASS_UINT8C_ARRAY", lib.EJS_CLASS_UINT8C_ARRAY, 21},
+	{"JS_CLASS_FLOAT64_ARRAY", lib.EJS_CLASS_FLOAT64_ARRAY, 32},
 }
 
 // bytecodeFlagsOffset is the offset of JSFunctionBytecode's bitfield byte

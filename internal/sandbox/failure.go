@@ -53,9 +53,13 @@ func (r *run) fatal(d diag.Diagnostic) {
 
 func (r *run) timeout() {
 	r.res.TimedOut = true
-	r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+	r.fatal(r.timeoutDiagnostic())
+}
+
+func (r *run) timeoutDiagnostic() diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 		Message: fmt.Sprintf("the script was stopped after timeoutMs (%d ms)", r.opts.Limits.Timeout/time.Millisecond),
-		Hint:    "do less per run: run independent tool calls concurrently with Promise.all, or split the work across runs"})
+		Hint:    "do less per run: run independent tool calls concurrently with Promise.all, or split the work across runs"}
 }
 
 func (r *run) outOfMemory() {
@@ -67,17 +71,40 @@ func (r *run) outOfMemory() {
 
 func (r *run) canceled() {
 	r.res.Canceled = true
-	r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.Canceled,
-		Message: "the run was cancelled before it finished",
-		Hint:    "run the script again if its result is still needed"})
+	r.fatal(canceledDiagnostic)
+}
+
+var canceledDiagnostic = diag.Diagnostic{Severity: diag.SeverityError, Code: diag.Canceled,
+	Message: "the run was cancelled before it finished",
+	Hint:    "run the script again if its result is still needed"}
+
+// vmLimit reports, as SANDBOX_LIMIT, a limit the engine hit that ends the
+// run whatever the script did about the error it saw: memory (memlimit.go)
+// or a guarded built-in (guard.go). It reports whether there was one.
+func (r *run) vmLimit() bool {
+	if r.vm == nil {
+		return false
+	}
+	if r.vm.memoryExhausted() {
+		r.outOfMemory()
+		return true
+	}
+	if tl := r.vm.tooLong(); tl != nil {
+		r.res.TooLong = true
+		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: fmt.Sprintf("Array.prototype.%s was called on %d elements; the sandbox allows %d (as many as an array within maxMemoryBytes, %d bytes, can hold): on a sparse array or an array-like object the engine visits every index and cannot be interrupted meanwhile",
+				tl.method, tl.length, tl.max, r.opts.Limits.MaxMemoryBytes),
+			Hint: "keep sparse data in a Map or an object and iterate its keys; call array methods on real arrays"})
+		return true
+	}
+	return false
 }
 
 // interrupted classifies an engine interrupt: our deadline, the caller's
 // cancellation, or (for errDeadline) a deadline seen before entering.
 func (r *run) interrupted() {
-	if r.vm != nil && r.vm.memoryExhausted() {
-		r.outOfMemory() // internals.go onExhausted interrupted it
-		return
+	if r.vmLimit() {
+		return // the engine's own interrupt
 	}
 	if r.ctx.Err() != nil && time.Now().Before(r.deadline) {
 		r.canceled()
@@ -107,7 +134,7 @@ func isOOM(name, message string) bool {
 
 // evalFailure handles an error from compiling or linking the agent module.
 func (r *run) evalFailure(err error) {
-	if isInterrupt(err) || r.stopped() {
+	if isInterrupt(err) || r.stopped() || r.vmLimit() {
 		r.interrupted()
 		return
 	}
@@ -153,7 +180,7 @@ func (r *run) importFailure(err error, prefix string) {
 // engineFailure handles an error from a later entry into the engine: running
 // jobs, settling a promise, firing a timer.
 func (r *run) engineFailure(err error, prefix string) {
-	if isInterrupt(err) || r.stopped() {
+	if isInterrupt(err) || r.stopped() || r.vmLimit() {
 		r.interrupted()
 		return
 	}
@@ -189,6 +216,9 @@ type described struct {
 // uncaught reports an exception that ended the module, or a rejection that
 // no handler took.
 func (r *run) uncaught(info, prefix string) {
+	if r.vmLimit() {
+		return
+	}
 	var d described
 	if err := json.Unmarshal([]byte(info), &d); err != nil {
 		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + "the script failed with an exception that could not be described"})

@@ -38,6 +38,16 @@ type internals struct {
 	// exhausted: an allocation failed at the memory limit. Written by the
 	// engine's allocator on the VM's goroutine.
 	exhausted bool
+
+	// trip is the guarded array method call that ended the run (see
+	// engine.GuardArrayMethods), or nil.
+	trip *tooLong
+}
+
+// tooLong is what ended a run at a guarded array method.
+type tooLong struct {
+	method      string
+	length, max uint64
 }
 
 // installInternals attaches to the engine internals of v, installs the
@@ -61,8 +71,37 @@ func installInternals(v *qjsVM) (*internals, error) {
 		t.release()
 		return nil, err
 	}
+	if err := e.GuardArrayMethods(t.maxElements, t.onTooLong); err != nil {
+		t.release()
+		return nil, err
+	}
 	return t, nil
 }
+
+// maxElements is the most elements a guarded array method may loop over in
+// this run: as many as an array within the memory limit can hold (16 bytes
+// each), so that a loop no memory backs (a sparse array, an array-like
+// object) is never longer than one over the largest array the script could
+// hold.
+func (t *internals) maxElements() uint64 {
+	limit := t.v.memLimit
+	if limit <= 0 {
+		limit = DefaultLimits.MaxMemoryBytes
+	}
+	return uint64(limit) / 16
+}
+
+// onTooLong ends the run at a guarded array method called on more elements:
+// it is reported as SANDBOX_LIMIT even if the script catches the engine's
+// RangeError (see run.vmLimit).
+func (t *internals) onTooLong(method string, length, max uint64) {
+	t.trip = &tooLong{method: method, length: length, max: max}
+	t.v.m.Interrupt()
+	t.e.Kick()
+}
+
+// tripped reports the guarded call that ended the run, or nil.
+func (t *internals) tripped() *tooLong { return t.trip }
 
 // call is __cm_call(op, payload): it starts host operation op with the JSON
 // text payload ("" for none). Its promise is kept until settle. An error (a

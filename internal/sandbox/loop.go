@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
@@ -69,9 +70,17 @@ type run struct {
 	winding   bool
 	cancelled int
 
+	// The logs (res.Logs and these) are also read by detach, from another
+	// goroutine: logMu guards them.
+	logMu         sync.Mutex
 	logBytes      int64
 	logsTruncated bool
 	logsCapped    bool // truncated by the number of entries, not by bytes
+
+	// live is the VM while the run holds it, for interrupts from the
+	// supervising goroutine (vmMu guards it).
+	vmMu sync.Mutex
+	live vm
 
 	// Settlement of the agent module.
 	settled   bool
@@ -106,72 +115,145 @@ func newRun(ctx context.Context, code string, opts *Options) *run {
 	return r
 }
 
-func (r *run) execute() *Result {
-	defer r.finish()
-	if err := r.ctx.Err(); err != nil {
-		r.canceled()
-		return r.res
-	}
-	v, err := pool.get()
-	if err != nil {
-		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, Message: "could not create a sandbox: " + err.Error(),
-			Hint: "retry; if it keeps failing the host is out of memory"})
-		return r.res
-	}
-	r.vm = v
-	v.bind(r)
-	v.setLimits(r.deadline, r.opts.Limits.MaxMemoryBytes)
+// stopGrace is how long an interrupted run may take to stop before it is
+// answered without waiting for it. The engine checks for an interrupt only
+// when it calls a function or jumps backwards; a built-in that loops over
+// data the script holds (sorting millions of elements, say) does neither
+// until it returns. Such a run is detached: its answer (SANDBOX_LIMIT or
+// CANCELLED, with the logs so far) goes out now, and its VM is closed when
+// the built-in returns, which its memory limit bounds (docs/ARCHITECTURE.md).
+const stopGrace = 500 * time.Millisecond
 
-	stop := r.watchdog(v)
-	defer stop()
+// detached counts the detached runs whose JavaScript has not stopped yet.
+var detached atomic.Int64
 
-	if d := r.opts.Deterministic; d != nil {
-		if err := v.determinize(d.Seed, d.Now.UnixMilli()); err != nil {
-			r.engineFailure(err, "")
+// Detached returns the number of runs that were answered at their deadline
+// or cancellation while their JavaScript was still inside a built-in, and
+// that have not stopped since: each holds a goroutine, its CPU and up to
+// its memory limit until that built-in returns.
+func Detached() int { return int(detached.Load()) }
+
+// supervise runs the script on an engine goroutine and returns its result:
+// when it ends, or once the deadline or ctx has passed and the engine has
+// not stopped within stopGrace of being interrupted.
+func (r *run) supervise() *Result {
+	done := make(chan struct{})
+	goWork(func() {
+		defer close(done)
+		r.execute()
+	})
+	t := time.NewTimer(time.Until(r.deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return r.res
+	case <-r.ctx.Done():
+	case <-t.C:
+	}
+	// The engine checks its own deadline only every 10,000 ticks, and
+	// clears a pending interrupt when Go next enters it: interrupt until
+	// the run has stopped.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	for {
+		r.interruptVM()
+		select {
+		case <-done:
 			return r.res
+		case <-tick.C:
+		case <-grace.C:
+			return r.detach(done)
 		}
 	}
-	if err := v.evalModule(r.code, r.opts.Prelude); err != nil {
-		r.evalFailure(err)
-		return r.res
-	}
-	r.loop()
-	if !r.failed && !r.res.Suspended {
-		r.collectResult()
-	}
-	return r.res
 }
 
-// watchdog interrupts JavaScript wherever it is once the deadline passes or
-// ctx is cancelled. The engine checks its own deadline only every 10,000
-// ticks, and clears a pending interrupt when Go next enters it, so the
-// watchdog keeps interrupting until the run has stopped. The returned
-// function stops it.
-func (r *run) watchdog(v vm) (stop func()) {
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTimer(time.Until(r.deadline))
-		defer t.Stop()
-		select {
-		case <-quit:
-			return
-		case <-r.ctx.Done():
-		case <-t.C:
+// interruptVM interrupts the run's VM, if it holds one that is still open.
+func (r *run) interruptVM() {
+	r.vmMu.Lock()
+	defer r.vmMu.Unlock()
+	if r.live != nil {
+		r.live.interrupt()
+	}
+}
+
+// detach answers a run whose engine goroutine has not stopped: a timeout or
+// a cancellation, with the logs so far. Nothing the engine goroutine owns
+// is read but the logs, under their lock. Host operations in flight are
+// cancelled, and the VM is interrupted until it stops.
+func (r *run) detach(done <-chan struct{}) *Result {
+	r.opCancel()
+	res := &Result{Result: json.RawMessage("null"), Detached: true}
+	r.logMu.Lock()
+	res.Logs = append([]LogEntry{}, r.res.Logs...)
+	if w, ok := r.truncationWarning(time.Since(r.start).Milliseconds()); ok {
+		if n := len(res.Logs); r.det && n > 0 {
+			w.TimeMs = res.Logs[n-1].TimeMs // virtual time is the engine goroutine's
 		}
+		res.Logs = append(res.Logs, w)
+	}
+	r.logMu.Unlock()
+	d := r.timeoutDiagnostic()
+	if r.ctx.Err() != nil && time.Now().Before(r.deadline) {
+		d = canceledDiagnostic
+		res.Canceled = true
+	} else {
+		res.TimedOut = true
+	}
+	d.Message += " (it was inside a built-in that cannot be interrupted; the run is stopped when that call returns)"
+	res.Diagnostics = []diag.Diagnostic{d}
+	res.Duration = time.Since(r.start)
+	detached.Add(1)
+	go func() {
+		defer detached.Add(-1)
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			v.interrupt()
+			r.interruptVM()
 			select {
-			case <-quit:
+			case <-done:
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() { close(quit); <-done }
+	return res
+}
+
+func (r *run) execute() {
+	defer r.finish()
+	if err := r.ctx.Err(); err != nil {
+		r.canceled()
+		return
+	}
+	v, err := pool.get()
+	if err != nil {
+		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, Message: "could not create a sandbox: " + err.Error(),
+			Hint: "retry; if it keeps failing the host is out of memory"})
+		return
+	}
+	r.vm = v
+	v.bind(r)
+	v.setLimits(r.deadline, r.opts.Limits.MaxMemoryBytes)
+	r.vmMu.Lock()
+	r.live = v
+	r.vmMu.Unlock()
+
+	if d := r.opts.Deterministic; d != nil {
+		if err := v.determinize(d.Seed, d.Now.UnixMilli()); err != nil {
+			r.engineFailure(err, "")
+			return
+		}
+	}
+	if err := v.evalModule(r.code, r.opts.Prelude); err != nil {
+		r.evalFailure(err)
+		return
+	}
+	r.loop()
+	if !r.failed && !r.res.Suspended {
+		r.collectResult()
+	}
 }
 
 // loop runs the event loop until the module has settled and no work is left,
@@ -187,10 +269,9 @@ func (r *run) loop() {
 		if r.failed {
 			return
 		}
-		if r.vm.memoryExhausted() {
-			// The script caught the engine's out-of-memory error before
-			// the interrupt stopped it (internals.go onExhausted).
-			r.outOfMemory()
+		if r.vmLimit() {
+			// The script caught the engine's error (out of memory, a
+			// guarded built-in) before the interrupt stopped it.
 			return
 		}
 		if r.settled && !r.settledOK {
@@ -380,17 +461,19 @@ func (r *run) finish() {
 		// Handler requires honouring ctx.)
 	}
 	if r.vm != nil {
+		// No interrupt may reach the VM once it is handed back.
+		r.vmMu.Lock()
+		r.live = nil
+		r.vmMu.Unlock()
 		pool.discard(r.vm)
 	}
 	// Completions never settled (the run ended first) hold nothing now.
 	r.payloads.releaseAll()
-	if r.logsTruncated {
-		msg := fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)
-		if r.logsCapped {
-			msg = fmt.Sprintf("log output truncated: the script logged more than %d entries (maxLogBytes %d allows one per 16 bytes); later console output was dropped", logEntriesFor(r.opts.Limits.MaxLogBytes), r.opts.Limits.MaxLogBytes)
-		}
-		r.res.Logs = append(r.res.Logs, LogEntry{Level: LevelWarn, TimeMs: r.elapsedMs(), Message: msg})
+	r.logMu.Lock()
+	if w, ok := r.truncationWarning(r.elapsedMs()); ok {
+		r.res.Logs = append(r.res.Logs, w)
 	}
+	r.logMu.Unlock()
 	if r.failed {
 		r.res.Result = json.RawMessage("null")
 	}
@@ -408,6 +491,19 @@ func (r *run) elapsedMs() int64 {
 		return r.vnow.Milliseconds()
 	}
 	return time.Since(r.start).Milliseconds()
+}
+
+// truncationWarning is the log entry, at timeMs, that says the logs were
+// cut, if they were. The caller holds logMu or is the engine goroutine.
+func (r *run) truncationWarning(timeMs int64) (LogEntry, bool) {
+	if !r.logsTruncated {
+		return LogEntry{}, false
+	}
+	msg := fmt.Sprintf("log output truncated: the script logged more than maxLogBytes (%d bytes); later console output was dropped", r.opts.Limits.MaxLogBytes)
+	if r.logsCapped {
+		msg = fmt.Sprintf("log output truncated: the script logged more than %d entries (maxLogBytes %d allows one per 16 bytes); later console output was dropped", logEntriesFor(r.opts.Limits.MaxLogBytes), r.opts.Limits.MaxLogBytes)
+	}
+	return LogEntry{Level: LevelWarn, TimeMs: timeMs, Message: msg}, true
 }
 
 // now is the time timers are due against: virtual in a deterministic run.
@@ -659,6 +755,8 @@ func logEntriesFor(maxLogBytes int64) int {
 }
 
 func (r *run) log(level Level, msg string) bool {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
 	if r.logsTruncated {
 		return false
 	}

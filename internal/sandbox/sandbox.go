@@ -154,11 +154,17 @@ type Result struct {
 	Diagnostics []diag.Diagnostic
 	// Duration is the wall-clock time from the start of the run to its end.
 	Duration time.Duration
-	// TimedOut, OutOfMemory and Canceled tell why a run ended early.
-	TimedOut, OutOfMemory, Canceled bool
+	// TimedOut, OutOfMemory and Canceled tell why a run ended early;
+	// TooLong, that it called an array method on more elements than its
+	// memory limit allows (an uninterruptible loop; see engine.GuardArrayMethods).
+	TimedOut, OutOfMemory, Canceled, TooLong bool
 	// Suspended: the run ended because only operations whose handler
 	// returned Suspend could let it go on. It has no result.
 	Suspended bool
+	// Detached: the run was answered (timed out or cancelled) while its
+	// JavaScript was still inside a built-in that does not check for
+	// interrupts; it stops when that call returns (see Detached).
+	Detached bool
 }
 
 // Failed reports whether any diagnostic is an error.
@@ -188,7 +194,7 @@ func Run(ctx context.Context, code string, opts *Options) *Result {
 	if o.MaxPendingTimers <= 0 {
 		o.MaxPendingTimers = 1000
 	}
-	return newRun(ctx, code, &o).execute()
+	return newRun(ctx, code, &o).supervise()
 }
 
 func (l Limits) withDefaults() Limits {

@@ -56,6 +56,9 @@ type vm interface {
 	memoryExhausted() bool
 	// allocated is the memory the engine holds now, in bytes.
 	allocated() int64
+	// tooLong reports the guarded built-in call that ended the run (see
+	// guard.go), or nil.
+	tooLong() *tooLong
 	close()
 }
 
@@ -545,6 +548,13 @@ func (v *qjsVM) allocated() int64 {
 	}
 	used, _ := v.in.memory()
 	return used
+}
+
+func (v *qjsVM) tooLong() *tooLong {
+	if v.in == nil {
+		return nil
+	}
+	return v.in.tripped()
 }
 
 func (v *qjsVM) outOfMemory() bool {

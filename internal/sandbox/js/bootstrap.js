@@ -1460,6 +1460,89 @@
     };
   }
 
+  // --- Array.prototype.flat and flatMap (see guard.go) ---------------------
+
+  // The engine's flat and flatMap loop over the length of every array
+  // nested in their input without checking the interrupt ([new
+  // Array(2 ** 32 - 1)].flat() runs for hours), and guard.go could bound
+  // that only by walking the input first. These follow the specification
+  // (ECMA-262 Array.prototype.flat, flatMap, FlattenIntoArray,
+  // ArraySpeciesCreate) in JavaScript, whose loops the deadline interrupts.
+  installFlat();
+  function installFlat() {
+    const ArrayC = Array;
+    const ArrayProto = Array.prototype;
+    const SymbolSpecies = Symbol.species;
+    const MathTrunc = Math.trunc;
+    const maxSafe = 9007199254740991;
+    function toIntegerOrInfinity(v) {
+      const n = +v; // ToNumber: throws for a BigInt or a Symbol
+      if (n !== n) return 0;
+      return n === Infinity || n === -Infinity ? n : MathTrunc(n) + 0;
+    }
+    function toLength(v) {
+      const n = toIntegerOrInfinity(v);
+      return n <= 0 ? 0 : n < maxSafe ? n : maxSafe;
+    }
+    function toObject(v, name) {
+      if (v === null || v === undefined) throw new TypeErrorC("Array.prototype." + name + " called on null or undefined");
+      return ObjectC(v);
+    }
+    function arraySpeciesCreate(original) {
+      if (!ArrayIsArray(original)) return new ArrayC(0);
+      let C = original.constructor;
+      if (C !== null && typeof C === "object") {
+        C = C[SymbolSpecies];
+        if (C === null) C = undefined;
+      } else if (typeof C === "function") {
+        const species = C[SymbolSpecies];
+        C = species === null ? undefined : species;
+      }
+      if (C === undefined) return new ArrayC(0);
+      return construct(C, [0]); // a TypeError if C is not a constructor
+    }
+    function flattenInto(target, source, sourceLen, start, depth, mapper, thisArg) {
+      let t = start;
+      for (let i = 0; i < sourceLen; i++) {
+        if (!(i in source)) continue;
+        let element = source[i];
+        if (mapper !== undefined) element = apply(mapper, thisArg, [element, i, source]);
+        if (depth > 0 && ArrayIsArray(element)) {
+          t = flattenInto(target, element, toLength(element.length), t, depth - 1, undefined, undefined);
+          continue;
+        }
+        if (t >= maxSafe) throw new TypeErrorC("Array.prototype.flat: the result would be longer than 2**53 - 1");
+        defineProperty(target, t, { __proto__: null, value: element, writable: true, enumerable: true, configurable: true });
+        t++;
+      }
+      return t;
+    }
+    const methods = {
+      flat() {
+        const O = toObject(this, "flat");
+        const sourceLen = toLength(O.length);
+        let depth = 1;
+        if (arguments.length > 0 && arguments[0] !== undefined) {
+          depth = toIntegerOrInfinity(arguments[0]);
+          if (depth < 0) depth = 0;
+        }
+        const A = arraySpeciesCreate(O);
+        flattenInto(A, O, sourceLen, 0, depth, undefined, undefined);
+        return A;
+      },
+      flatMap(mapperFunction) {
+        const O = toObject(this, "flatMap");
+        const sourceLen = toLength(O.length);
+        if (typeof mapperFunction !== "function") throw new TypeErrorC("Array.prototype.flatMap: the mapper must be a function");
+        const A = arraySpeciesCreate(O);
+        flattenInto(A, O, sourceLen, 0, 1, mapperFunction, arguments[1]);
+        return A;
+      },
+    };
+    defineProperty(ArrayProto, "flat", { value: methods.flat, writable: true, enumerable: false, configurable: true });
+    defineProperty(ArrayProto, "flatMap", { value: methods.flatMap, writable: true, enumerable: false, configurable: true });
+  }
+
   // Handoff to the @codemode/internal module, which takes it and deletes it
   // before agent code runs (see sandbox.prewarm).
   const internal = create(null);
