@@ -19,6 +19,8 @@
 //     memory accounting.
 //   - [Engine.GuardArrayMethods] bounds the built-ins that loop over a
 //     length without checking the interrupt (guard.go).
+//   - [Engine.Describe] reads a thrown value without running any script
+//     code (describe.go).
 //
 // # Why this is safe, and when it stops being
 //
@@ -72,6 +74,9 @@ type Engine struct {
 	guardMax     func() uint64
 	guardTooLong func(method string, length, max uint64)
 	taLength     lib.TJSValue
+
+	// The atom "hint" (describe.go), made when first needed.
+	hintAtom lib.TJSAtom
 }
 
 // registry maps the JSContext and the malloc state of every attached VM to
@@ -125,6 +130,10 @@ func (e *Engine) Detach() {
 	e.calls = nil
 	lib.XFreeValue(e.tls, e.ctx, e.taLength)
 	e.taLength = undefinedValue
+	if e.hintAtom != 0 {
+		lib.XJS_FreeAtom(e.tls, e.ctx, e.hintAtom)
+		e.hintAtom = 0
+	}
 	registryMu.Lock()
 	delete(byContext, e.ctx)
 	delete(byMalloc, e.rt+mallocStateOffset)

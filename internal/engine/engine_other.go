@@ -46,3 +46,16 @@ func (p *Promise) Free()                                                        
 func (e *Engine) GuardArrayMethods(func() uint64, func(string, uint64, uint64)) error {
 	return ErrLayout
 }
+
+// Description is what Describe found.
+type Description struct {
+	IsError                    bool
+	Class                      int
+	Name, Message, Stack, Hint string
+}
+
+// NotRun stands, in a Description, for a value only script code could
+// produce.
+const NotRun = "[computed by a getter or a Proxy, not run once the script has ended]"
+
+func (e *Engine) Describe(quickjs.Value, []quickjs.Value) Description { return Description{Class: -1} }

@@ -422,4 +422,3 @@ func (t *Engine) spreads(o lib.TJSValue) (spreads, ok bool) {
 	}
 	return classID(o) == lib.EJS_CLASS_ARRAY, true
 }
-

@@ -702,9 +702,6 @@ var exhaustionAttacks = []attack{
 	{name: "loop in a Proxy trap hit by JSON.stringify", code: `globalThis.__codemode_result__ = new Proxy({}, { ownKeys() { for (;;); } });`, check: timesOut},
 	{name: "loop in toJSON of a result", code: `globalThis.__codemode_result__ = { toJSON() { for (;;); } };`, check: timesOut},
 	{name: "loop in toJSON of a console argument", code: `console.log({ toJSON() { for (;;); } });`, check: timesOut},
-	{name: "loop in a getter of a thrown object", code: `throw { get message() { for (;;); } };`, check: timesOut},
-	{name: "loop in a getter of an unhandled rejection", code: `Promise.reject({ get reason() { for (;;); } }); globalThis.__codemode_result__ = 1;`, check: timesOut},
-	{name: "loop in an Error's name getter", code: `const e = new Error("x"); Object.defineProperty(e, "name", { get() { for (;;); } }); throw e;`, check: timesOut},
 	{name: "loop in a Symbol.hasInstance the host may consult", code: `Object.defineProperty(Error, Symbol.hasInstance, { value: () => { for (;;); } }); throw new Error("x");`,
 		check: func(t *testing.T, res *Result) {
 			// A host that does not consult it reports the exception.
@@ -821,10 +818,204 @@ var exhaustionAttacks = []attack{
 	},
 	{
 		// Catching the limit error and going on does not get round it.
+		// It must end on its own: calm limits, so that a loaded machine
+		// does not turn it into a timeout.
 		name:  "timer flood with the limit caught",
+		opts:  calm,
 		code:  `let n = 0; for (let i = 0; i < 2000; i++) { try { setTimeout(() => {}, 1e6); n++; } catch (e) {} } globalThis.__codemode_result__ = n;`,
 		check: cancelsTimers("1000"),
 	},
+}
+
+// --- after the end: the host runs no script code to describe a failure -----
+
+// reported: the run failed promptly (not at the timeout, which a hook run
+// by the host's formatting would reach) with code and errorClass, a
+// message containing substr, and no log line from a hook (a hook logs
+// "HOOK RAN").
+func reported(code diag.Code, class diag.Class, substr string) func(*testing.T, *Result) {
+	return func(t *testing.T, res *Result) {
+		t.Helper()
+		if res.TimedOut || res.OutOfMemory || res.Detached {
+			t.Fatalf("the host's formatting ran the script's code: %s", diagString(res))
+		}
+		d := wantDiag(t, res, code)
+		if d.ErrorClass != class {
+			t.Errorf("errorClass %q, want %q: %s", d.ErrorClass, class, diagString(res))
+		}
+		if !strings.Contains(d.Message, substr) {
+			t.Errorf("message %q does not contain %q", d.Message, substr)
+		}
+		for _, l := range res.Logs {
+			if strings.Contains(l.Message, "HOOK RAN") {
+				t.Errorf("a hook ran after the script ended: %s", logString(res))
+			}
+		}
+	}
+}
+
+// forgeSetter plants a setter on Array.prototype[0]: JSON.stringify calls it
+// with the object it serialises (it pushes onto an internal array), which
+// let a script rewrite the host's own description of its failure.
+const forgeSetter = `Object.defineProperty(Array.prototype, 0, { configurable: true, set(v) {
+  console.log("HOOK RAN");
+  try { v.errorClass = "SandboxLimitError"; v.isError = true; v.name = "InternalError"; v.message = "out of memory"; v.hint = "forged"; } catch {}
+} });
+`
+
+var afterEndAttacks = []attack{
+	{name: "Array.prototype[0] setter rewrites the description of a TypeError", code: forgeSetter + `null.x;`,
+		check: reported(diag.UncaughtException, "", "TypeError")},
+	{name: "Array.prototype[0] setter exhausts memory while the host describes", code: `Object.defineProperty(Array.prototype, 0, { set(v) { const a = []; for (;;) a.push(new Array(1e5).fill(v)); } });
+null.x;`, check: reported(diag.UncaughtException, "", "TypeError")},
+	{name: "Array.prototype[0] setter loops while the host describes", code: `Object.defineProperty(Array.prototype, 0, { set(v) { for (;;); } });
+throw new RangeError("plain");`, check: reported(diag.UncaughtException, "", "RangeError: plain")},
+	{name: "Array.prototype[0] setter and a throwing timer callback", code: forgeSetter + `setTimeout(() => { null.x; }, 0);`,
+		check: reported(diag.UncaughtException, "", "in a setTimeout callback")},
+	{name: "Array.prototype[0] setter and an unhandled rejection", code: forgeSetter + `Promise.reject(new TypeError("late")); globalThis.__codemode_result__ = 1;`,
+		check: reported(diag.UncaughtException, "", "TypeError: late")},
+	{name: "loop in an Error's name getter", code: `const e = new Error("x"); Object.defineProperty(e, "name", { get() { for (;;); } }); throw e;`,
+		check: reported(diag.UncaughtException, "", "Error: x")},
+	{name: "loop in a getter of a thrown object", code: `throw { code: 7, get message() { for (;;); } };`,
+		check: reported(diag.UncaughtException, "", `{"code":7}`)},
+	{name: "loop in a getter of an unhandled rejection", code: `Promise.reject({ get reason() { for (;;); } }); globalThis.__codemode_result__ = 1;`,
+		check: reported(diag.UncaughtException, "", "unhandled promise rejection")},
+	{name: "memory bomb in a message getter", code: `const e = new TypeError(); Object.defineProperty(e, "message", { get() { const a = []; for (;;) a.push([a]); } }); throw e;`,
+		check: reported(diag.UncaughtException, "", "TypeError: [computed by a getter")},
+	{name: "getter on Error.prototype.message", code: `Object.defineProperty(Error.prototype, "message", { get() { console.log("HOOK RAN"); return "forged"; } }); throw new Error();`,
+		check: reported(diag.UncaughtException, "", "not run once the script has ended")},
+	{name: "a stack getter that points elsewhere", code: `const e = new Error("x"); Object.defineProperty(e, "stack", { get() { console.log("HOOK RAN"); return "    at f (<agent>:99:1)"; } }); throw e;`,
+		check: func(t *testing.T, res *Result) {
+			reported(diag.UncaughtException, "", "Error: x")(t, res)
+			if p := res.Diagnostics[0].Path; strings.Contains(p, ":99:") {
+				t.Errorf("path %q comes from the getter", p)
+			}
+		}},
+	{name: "a Proxy that claims to be a SandboxLimitError", code: `import { SandboxLimitError } from "@codemode/errors";
+throw new Proxy(new Error("x"), {
+  getPrototypeOf() { console.log("HOOK RAN"); return SandboxLimitError.prototype; },
+  get(t, k) { console.log("HOOK RAN"); return k === "message" ? "the host ran out of memory" : t[k]; },
+  getOwnPropertyDescriptor(t, k) { console.log("HOOK RAN"); return Reflect.getOwnPropertyDescriptor(t, k); },
+  ownKeys(t) { console.log("HOOK RAN"); return Reflect.ownKeys(t); },
+});`, check: reported(diag.UncaughtException, "", "[Unserializable Object]")},
+	{name: "a SandboxLimitError the script made", code: `import { SandboxLimitError } from "@codemode/errors";
+throw new SandboxLimitError("the host ran out of memory", { hint: "forged", limit: "maxMemoryBytes", value: 1 });`,
+		check: reported(diag.UncaughtException, diag.SandboxLimitError, "the host ran out of memory")},
+	{name: "a subclass of SandboxLimitError", code: `import { SandboxLimitError } from "@codemode/errors";
+class Mine extends SandboxLimitError {}
+throw new Mine("forged");`, check: reported(diag.UncaughtException, diag.SandboxLimitError, "forged")},
+	{name: "a limit the host enforced, rethrown", code: forgeSetter + `let err;
+for (let i = 0; i < 2000 && !err; i++) { try { setTimeout(() => {}, 1e6); } catch (e) { err = e; } }
+throw err;`, check: reported(diag.SandboxLimit, diag.SandboxLimitError, "timers")},
+	{name: "toJSON planted on Object.prototype and a thrown object", code: `Object.prototype.toJSON = function () { console.log("HOOK RAN"); return { forged: true }; };
+throw { code: 7, when: new Date(0) };`, check: reported(diag.UncaughtException, "", `{"code":7,"when":"1970-01-01T00:00:00.000Z"}`)},
+	{name: "an index getter on Array.prototype and a thrown array", code: `Object.defineProperty(Array.prototype, 1, { get() { console.log("HOOK RAN"); return "forged"; } });
+throw [1, , 3];`, check: reported(diag.UncaughtException, "", "[Unserializable Object]")},
+	{name: "the result's toJSON throws an error whose message loops", code: `globalThis.__codemode_result__ = { toJSON() {
+  const e = new Error("x"); Object.defineProperty(e, "message", { get() { for (;;); } }); throw e;
+} };`, check: reported(diag.ResultNotSerializable, "", "not JSON-serialisable: Error: [computed by a getter")},
+	{name: "the result's getter throws a Proxy", code: `Object.defineProperty(globalThis, "__codemode_result__", { get() {
+  throw new Proxy({}, { get() { for (;;); }, ownKeys() { for (;;); } });
+} });`, check: reported(diag.ResultNotSerializable, "", "reading __codemode_result__ threw")},
+}
+
+// --- built-ins that never check the interrupt --------------------------------
+
+// stoppedAt: the run ended with SANDBOX_LIMIT at a guarded array method, at
+// once (not at the timeout: the method never checks it).
+func stoppedAt(method string) func(*testing.T, *Result) {
+	return func(t *testing.T, res *Result) {
+		t.Helper()
+		if !res.TooLong || res.TimedOut || res.Detached {
+			t.Fatalf("TooLong %v, TimedOut %v, Detached %v: %s", res.TooLong, res.TimedOut, res.Detached, diagString(res))
+		}
+		wantLimit(t, res, "Array.prototype."+method+" ")
+	}
+}
+
+// refusedLength: the call was refused with a TypeError because only script
+// code could tell the length, which the engine would read again.
+func refusedLength(t *testing.T, res *Result) {
+	t.Helper()
+	reported(diag.UncaughtException, "", "Array.from(obj)")(t, res)
+}
+
+const huge = `{length: 2 ** 53 - 1}`
+
+var uninterruptibleAttacks = []attack{
+	// The findings.
+	{name: "indexOf on a huge array-like", code: `Array.prototype.indexOf.call(` + huge + `, 1);`, check: stoppedAt("indexOf")},
+	{name: "includes on a huge array-like", code: `Array.prototype.includes.call(` + huge + `, 1);`, check: stoppedAt("includes")},
+	{name: "lastIndexOf on a huge array-like", code: `Array.prototype.lastIndexOf.call(` + huge + `, 1);`, check: stoppedAt("lastIndexOf")},
+	{name: "every on a huge array-like", code: `Array.prototype.every.call(` + huge + `, () => false);`, check: stoppedAt("every")},
+	{name: "reverse on a huge array-like", code: `Array.prototype.reverse.call(` + huge + `);`, check: stoppedAt("reverse")},
+	{name: "copyWithin on a huge array-like", code: `Array.prototype.copyWithin.call(` + huge + `, 0, 1);`, check: stoppedAt("copyWithin")},
+	{name: "splice on a huge array-like", code: `Array.prototype.splice.call(` + huge + `, 0, 1);`, check: stoppedAt("splice")},
+	{name: "join of a huge sparse array", code: `new Array(2 ** 32 - 1).join("");`, check: stoppedAt("join")},
+	// The rest of the family.
+	{name: "some, forEach, map, filter on a sparse array", code: `const a = new Array(2 ** 32 - 1); a.some((x) => x); a.forEach(() => {}); a.map((x) => x); a.filter((x) => x);`, check: stoppedAt("some")},
+	{name: "reduce and reduceRight", code: `try { Array.prototype.reduceRight.call(` + huge + `, (a, b) => a, 0); } finally { Array.prototype.reduce.call(` + huge + `, (a, b) => a, 0); }`, check: stoppedAt("reduceRight")},
+	{name: "sort of a huge array-like", code: `Array.prototype.sort.call(` + huge + `);`, check: stoppedAt("sort")},
+	{name: "slice, shift, unshift", code: `Array.prototype.slice.call({ length: 2 ** 32 - 1 }); Array.prototype.shift.call(` + huge + `); Array.prototype.unshift.call({ length: 2 ** 53 - 2 }, 1);`, check: stoppedAt("slice")},
+	{name: "shift", code: `Array.prototype.shift.call(` + huge + `);`, check: stoppedAt("shift")},
+	{name: "unshift", code: `Array.prototype.unshift.call({ length: 2 ** 53 - 2 }, 1);`, check: stoppedAt("unshift")},
+	{name: "toLocaleString", code: `new Array(2 ** 32 - 1).toLocaleString();`, check: stoppedAt("toLocaleString")},
+	{name: "concat with isConcatSpreadable", code: `[].concat({ [Symbol.isConcatSpreadable]: true, length: 2 ** 53 - 1 });`, check: stoppedAt("concat")},
+	{name: "concat of many sparse arrays", code: `const s = new Array(2 ** 20); [].concat(...new Array(64).fill(s));`, check: stoppedAt("concat")},
+	{name: "implicit join: String(sparse)", code: `String(new Array(2 ** 32 - 1));`, check: stoppedAt("join")},
+	{name: "implicit join: a template literal", code: "`${new Array(2 ** 32 - 1)}`;", check: stoppedAt("join")},
+	{name: "implicit join: + \"\"", code: `new Array(2 ** 32 - 1) + "";`, check: stoppedAt("join")},
+	{name: "a sparse array grown by an assignment", code: `const a = []; a[2 ** 32 - 2] = 1; a.indexOf(1);`, check: stoppedAt("indexOf")},
+	{name: "length on Number.prototype", code: `Number.prototype.length = 2 ** 40; Array.prototype.every.call(5, () => true);`, check: stoppedAt("every")},
+	{name: "length inherited from a prototype", code: `Array.prototype.includes.call(Object.create(` + huge + `), 1);`, check: stoppedAt("includes")},
+	{name: "length as a numeric string", code: `Array.prototype.indexOf.call({ length: "9007199254740991" }, 1);`, check: stoppedAt("indexOf")},
+	{name: "the limit caught and ignored", code: `try { Array.prototype.indexOf.call(` + huge + `, 1); } catch (e) {} globalThis.__codemode_result__ = "went on";`, check: stoppedAt("indexOf")},
+	{name: "the limit caught in a loop", code: `for (;;) { try { Array.prototype.indexOf.call(` + huge + `, 1); } catch (e) {} }`, check: stoppedAt("indexOf")},
+	{name: "a smaller limit for a smaller memory limit", opts: withLimits(Limits{Timeout: 20 * time.Second, MaxMemoryBytes: 1 << 20}),
+		code: `new Array(70000).join("");`, check: stoppedAt("join")},
+	// Lengths only script code can tell: the engine would read them again.
+	{name: "a length getter that answers differently the second time", code: `let n = 0;
+Array.prototype.indexOf.call({ get length() { return n++ === 0 ? 1 : 2 ** 53 - 1; } }, 1);`, check: refusedLength},
+	{name: "a Proxy that answers the length differently the second time", code: `let n = 0;
+const h = { get(t, k) { if (k === "length") { delete h.get; return n++ === 0 ? 1 : 2 ** 53 - 1; } } };
+Array.prototype.includes.call(new Proxy({ length: 2 ** 53 - 1 }, h), 1);`, check: refusedLength},
+	{name: "a trap-less Proxy of a huge array-like", code: `Array.prototype.join.call(new Proxy(` + huge + `, {}));`, check: refusedLength},
+	{name: "a length whose valueOf answers", code: `let n = 0;
+Array.prototype.lastIndexOf.call({ length: { valueOf() { return n++ ? 2 ** 53 - 1 : 0; } } }, 1);`, check: refusedLength},
+	{name: "isConcatSpreadable as a getter", code: `[].concat({ get [Symbol.isConcatSpreadable]() { return true; }, length: 2 ** 53 - 1 });`, check: refusedLength},
+	{name: "a Proxy passed to concat", code: `[].concat(new Proxy([], { get(t, k) { return k === "length" ? 2 ** 53 - 1 : t[k]; } }));`, check: refusedLength},
+	// Still working: lengths an array within the memory limit can have.
+	{name: "array methods on ordinary receivers", code: `const out = [
+  [1, 2, 3].indexOf(2), Array.prototype.join.call("abc", "-"), Array.prototype.join.call(new Uint8Array([1, 2]), "+"),
+  Array.prototype.map.call({ length: 3, 0: 1 }, (x) => x ?? 0).join(), new Array(5).join("x"), [1, [2, [3, [4]]]].flat(Infinity).join(),
+  [1, 2].flatMap((x) => [x, x * 2]).join(), [3, 1, 2].sort().join(), [].concat([1], [2, 3], 4).join(), Array.prototype.includes.call("abc", "b"),
+  (function () { return Array.prototype.slice.call(arguments).join(); })(1, 2),
+];
+globalThis.__codemode_result__ = out;`, check: func(t *testing.T, res *Result) {
+		wantResult(t, res, `[1,"a-b-c","1+2","1,,","xxxx","1,2,3,4","1,2,2,4","1,2,3","1,2,3,4",true,"1,2"]`)
+	}},
+	{name: "flat follows the specification", code: `class Sub extends Array {}
+const s = Sub.from([[1], [2]]).flat();
+const holes = [1, , [2, , 3]].flat();
+let mapped = [];
+[1, 2].flatMap(function (x, i, a) { mapped.push([this.k, x, i, a.length]); return x; }, { k: "t" });
+let threw = "";
+try { [].flatMap(1); } catch (e) { threw = e.name; }
+globalThis.__codemode_result__ = [s instanceof Sub, holes, mapped, threw, Array.prototype.flat.length, Array.prototype.flatMap.length, Array.prototype.flat.name];`,
+		check: func(t *testing.T, res *Result) {
+			wantResult(t, res, `[true,[1,2,3],[["t",1,0,2],["t",2,1,2]],"TypeError",0,1,"flat"]`)
+		}},
+	// Loops of JavaScript: the deadline stops them.
+	{name: "flat of a nested huge sparse array", opts: withLimits(loopLimits), code: `[new Array(2 ** 32 - 1)].flat();`, check: timesOut},
+	{name: "flatMap over a huge array-like", opts: withLimits(loopLimits), code: `Array.prototype.flatMap.call(` + huge + `, (x) => x);`, check: timesOut},
+	{name: "find over a huge array-like calls its callback", opts: withLimits(loopLimits), code: `Array.prototype.find.call(` + huge + `, () => false);`, check: timesOut},
+	// Memory bounds these.
+	{name: "fill of a huge array-like", opts: bombLimits, code: `Array.prototype.fill.call(` + huge + `, 0);`, check: memoryBounded},
+	{name: "Array.from a huge array-like", opts: bombLimits, code: `Array.from({ length: 2 ** 32 - 1 });`, check: memoryBounded},
+	{name: "toSorted of a huge array-like", opts: bombLimits, code: `Array.prototype.toSorted.call({ length: 2 ** 32 - 1 });`, check: memoryBounded},
+	{name: "toReversed and with", opts: bombLimits, code: `Array.prototype.toReversed.call({ length: 2 ** 32 - 1 });`, check: memoryBounded},
+	{name: "JSON.stringify of a huge sparse array", opts: bombLimits, code: `JSON.stringify(new Array(2 ** 32 - 1));`, check: memoryBounded},
+	{name: "spread of a huge sparse array", opts: bombLimits, code: `[...new Array(2 ** 32 - 1)];`, check: memoryBounded},
 }
 
 // slowLoop is an endless loop whose body is one slow built-in call, a
@@ -1075,6 +1266,8 @@ func TestAttacks(t *testing.T) {
 		{"pollution", pollutionAttacks, calmLimits},
 		{"binding", bindingAttacks, calmLimits},
 		{"exhaustion", exhaustionAttacks, loopLimits},
+		{"afterEnd", afterEndAttacks, calmLimits},
+		{"uninterruptible", uninterruptibleAttacks, calmLimits},
 		{"settlement", settlementAttacks, calmLimits},
 	}
 	total := 0

@@ -202,26 +202,10 @@ func (r *run) engineFailure(err error, prefix string) {
 	r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + err.Error()})
 }
 
-// described is what the bootstrap's describe() reports about a thrown value.
-type described struct {
-	IsError    bool           `json:"isError"`
-	ErrorClass string         `json:"errorClass"`
-	Name       string         `json:"name"`
-	Message    string         `json:"message"`
-	Stack      string         `json:"stack"`
-	Hint       string         `json:"hint"`
-	Fields     map[string]any `json:"fields"`
-}
-
 // uncaught reports an exception that ended the module, or a rejection that
 // no handler took.
-func (r *run) uncaught(info, prefix string) {
+func (r *run) uncaught(d described, prefix string) {
 	if r.vmLimit() {
-		return
-	}
-	var d described
-	if err := json.Unmarshal([]byte(info), &d); err != nil {
-		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + "the script failed with an exception that could not be described"})
 		return
 	}
 	// Out of memory, also when memory was too full for the engine to build
@@ -249,7 +233,7 @@ func (r *run) uncaught(info, prefix string) {
 	out := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: prefix + prefixUncaught + text,
 		Path: r.stackPath(d.Stack), ErrorClass: diag.Class(d.ErrorClass)}
 	switch {
-	case d.ErrorClass == string(diag.SandboxLimitError):
+	case d.HostLimit:
 		out.Code = diag.SandboxLimit
 		out.Hint = d.Hint
 	case d.ErrorClass != "":

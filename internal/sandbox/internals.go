@@ -5,6 +5,7 @@ import (
 
 	"modernc.org/quickjs"
 
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/engine"
 )
 
@@ -153,25 +154,60 @@ func (t *internals) onExhausted() {
 func (t *internals) pendingAny() bool { return t.e.Unhandled() }
 
 // take describes and forgets the rejections still unhandled.
-func (t *internals) take() ([]string, error) {
-	var infos []string
-	err := t.e.TakeRejections(func(reason quickjs.Value, oom bool) error {
-		info := oomDescription
+func (t *internals) take() []described {
+	var out []described
+	t.e.TakeRejections(func(reason quickjs.Value, oom bool) error {
+		d := oomDescribed
 		if !oom {
-			var err error
-			if info, err = t.v.describe(reason); err != nil {
-				return err
-			}
+			d = t.describe(reason)
 		}
-		infos = append(infos, info)
+		out = append(out, d)
 		return nil
 	})
-	return infos, err
+	return out
 }
 
-// oomDescription is what describe() would say of the engine's out-of-memory
-// error.
-const oomDescription = `{"isError":true,"errorClass":"","name":"InternalError","message":"out of memory"}`
+// described is what ended a run, as the diagnostics need it.
+type described struct {
+	IsError    bool
+	ErrorClass string
+	// HostLimit: a SandboxLimitError the host made (a limit was hit).
+	HostLimit bool
+	Name      string
+	Message   string
+	Stack     string
+	Hint      string
+}
+
+// text is the thrown value as a message says it: "Name: message".
+func (d described) text() string {
+	if d.Name == "" {
+		return d.Message
+	}
+	if d.Message == "" {
+		return d.Name
+	}
+	return d.Name + ": " + d.Message
+}
+
+// oomDescribed is what the engine's out-of-memory error describes as.
+var oomDescribed = described{IsError: true, Name: "InternalError", Message: "out of memory"}
+
+// describe describes a thrown value once the script has ended, running no
+// code the script can reach (engine.Describe): @codemode/errors classes
+// are recognised by the prototypes the bootstrap handed over before any
+// agent code ran, and SANDBOX_LIMIT is reported only for the
+// SandboxLimitErrors the host itself made (the bootstrap marks them in a
+// private field): one a script throws of its own is UNCAUGHT_EXCEPTION.
+func (t *internals) describe(v quickjs.Value) described {
+	e := t.e.Describe(v, t.v.classProtos)
+	d := described{IsError: e.IsError, Name: e.Name, Message: e.Message, Stack: e.Stack, Hint: e.Hint}
+	if e.Class >= 0 {
+		d.ErrorClass = t.v.classNames[e.Class]
+		d.HostLimit = d.ErrorClass == string(diag.SandboxLimitError) && t.v.isHostLimit(v)
+	}
+	return d
+}
 
 // kick makes the engine consult its interrupt handler at its next tick;
 // any goroutine may call it.

@@ -430,13 +430,13 @@ func (r *run) fireDue() {
 		if !t.deferred {
 			r.delayed--
 		}
-		info, err := r.vm.fire(t.id)
+		thrown, err := r.vm.fire(t.id)
 		if err != nil {
 			r.engineFailure(err, prefixTimer)
 			return
 		}
-		if info != "" {
-			r.uncaught(info, prefixTimer)
+		if thrown != nil {
+			r.uncaught(*thrown, prefixTimer)
 			return
 		}
 		if err := r.vm.runJobs(); err != nil {

@@ -35,14 +35,14 @@ type vm interface {
 	// host.done.
 	evalModule(src string, prelude []string) error
 	settle(id int, ok bool, data string) error
-	fire(id int) (thrown string, err error) // thrown: the description of what the callback threw, or ""
+	fire(id int) (thrown *described, err error) // thrown: what the callback threw, or nil
 	runJobs() error
 	// unhandled describes, and forgets, the promise rejections that no
 	// handler has taken so far.
-	unhandled() ([]string, error)
+	unhandled() ([]described, error)
 	// rejection describes why the agent module failed, once host.done
 	// reported ok == false.
-	rejection() (string, error)
+	rejection() (described, error)
 	// result returns "J"+JSON of __codemode_result__ or "E"+a reason.
 	result() (string, error)
 	// interrupt stops the JavaScript running now, soon, from any goroutine.
@@ -137,12 +137,20 @@ type qjsVM struct {
 	h host
 
 	// Functions the bootstrap handed over with __cm_install.
-	failFn, fireFn, watchFn, resultFn, describeFn, determinizeFn quickjs.Value
-	installed                                                    bool
+	failFn, fireFn, watchFn, resultFn, determinizeFn, isHostLimitFn quickjs.Value
+	installed                                                       bool
 	// clockFn is the setter of a deterministic run's clock (determinize's
 	// result); hasClock says it is held.
 	clockFn  quickjs.Value
 	hasClock bool
+	// thrown is what a timer callback or the result's serialisation threw
+	// (__cm_thrown), for describe.go.
+	thrown    quickjs.Value
+	hasThrown bool
+	// classNames and classProtos are the @codemode/errors classes and
+	// their prototypes (__cm_errclass), by which describe recognises them.
+	classNames  []string
+	classProtos []quickjs.Value
 
 	// preparing is true while the VM imports its own internal module.
 	preparing bool
@@ -216,6 +224,17 @@ func (v *qjsVM) prepare(code []byte) error {
 		}},
 		{"__cm_install", v.install},
 		{"__cm_note", func(kind, detail string) { v.h.note(kind, detail) }},
+		// describe.go: what the bootstrap hands over for describing what
+		// ended a run without running script code.
+		{"__cm_errclass", func(name string, proto quickjs.Value) {
+			v.classNames, v.classProtos = append(v.classNames, name), append(v.classProtos, proto.Dup())
+		}},
+		{"__cm_thrown", func(e quickjs.Value) {
+			if v.hasThrown {
+				v.thrown.Free()
+			}
+			v.thrown, v.hasThrown = e.Dup(), true
+		}},
 	}
 	for _, r := range reg {
 		if err := m.RegisterFunc(r.name, r.f, false); err != nil {
@@ -255,10 +274,21 @@ func (v *qjsVM) prepare(code []byte) error {
 	return nil
 }
 
-func (v *qjsVM) install(fail, fire, watch, result, describe, determinize quickjs.Value) {
+func (v *qjsVM) install(fail, fire, watch, result, determinize, isHostLimit quickjs.Value) {
 	v.failFn, v.fireFn, v.watchFn = fail.Dup(), fire.Dup(), watch.Dup()
-	v.resultFn, v.describeFn, v.determinizeFn = result.Dup(), describe.Dup(), determinize.Dup()
+	v.resultFn, v.determinizeFn, v.isHostLimitFn = result.Dup(), determinize.Dup(), isHostLimit.Dup()
 	v.installed = true
+}
+
+// isHostLimit reports whether e is a SandboxLimitError the host made (the
+// bootstrap's check reads a private field: no agent code runs).
+func (v *qjsVM) isHostLimit(e quickjs.Value) bool {
+	if err := v.enter(); err != nil {
+		return false
+	}
+	r, err := v.isHostLimitFn.Call(quickjs.UndefinedValue, e)
+	b, _ := r.(bool)
+	return err == nil && b
 }
 
 func argString(args []any, i int) string {
@@ -460,10 +490,26 @@ func (v *qjsVM) settle(id int, ok bool, data string) error {
 	return v.in.settle(id, ok, data)
 }
 
-// fire runs timer id's callback. A callback that threw gives the
-// description of what it threw (see describe), else "".
-func (v *qjsVM) fire(id int) (string, error) {
-	return v.callString(v.fireFn, id)
+// fire runs timer id's callback, and describes what it threw, if it threw.
+func (v *qjsVM) fire(id int) (*described, error) {
+	s, err := v.callString(v.fireFn, id)
+	if err != nil || s == "" {
+		return nil, err
+	}
+	d := v.describeThrown()
+	return &d, nil
+}
+
+// describeThrown describes, and forgets, what __cm_thrown kept.
+func (v *qjsVM) describeThrown() described {
+	if !v.hasThrown {
+		return described{Message: "an exception that was not kept"}
+	}
+	v.headroom()
+	d := v.in.describe(v.thrown)
+	v.thrown.Free()
+	v.hasThrown = false
+	return d
 }
 
 // callString calls one of the bootstrap's functions that answer with a
@@ -488,20 +534,20 @@ func (v *qjsVM) runJobs() error {
 	return err
 }
 
-func (v *qjsVM) unhandled() ([]string, error) {
+func (v *qjsVM) unhandled() ([]described, error) {
 	if !v.in.pendingAny() {
 		return nil, nil
 	}
 	v.headroom()
-	return v.in.take()
+	return v.in.take(), nil
 }
 
-func (v *qjsVM) rejection() (string, error) {
+func (v *qjsVM) rejection() (described, error) {
 	if !v.hasReason {
-		return "", errors.New("the agent module was not rejected")
+		return described{}, errors.New("the agent module was not rejected")
 	}
 	v.headroom()
-	return v.describe(v.reason)
+	return v.in.describe(v.reason), nil
 }
 
 // headroom lifts the memory limit a little once the script is over (or about
@@ -515,11 +561,6 @@ func (v *qjsVM) headroom() {
 
 const describeHeadroom = 4 << 20
 
-// describe renders a rejection reason with the bootstrap's describe().
-func (v *qjsVM) describe(reason quickjs.Value) (string, error) {
-	return v.callString(v.describeFn, reason)
-}
-
 func (v *qjsVM) result() (string, error) {
 	if err := v.enter(); err != nil {
 		return "", err
@@ -531,6 +572,10 @@ func (v *qjsVM) result() (string, error) {
 	s, ok := r.(string)
 	if !ok {
 		return "", fmt.Errorf("result(): unexpected %T", r)
+	}
+	if rest, threw := strings.CutPrefix(s, "T"); threw {
+		// The serialisation threw: what it threw is described here.
+		return "E" + rest + ": " + v.describeThrown().text(), nil
 	}
 	return s, nil
 }
@@ -577,7 +622,13 @@ func (v *qjsVM) close() {
 	if v.hasClock {
 		v.clockFn.Free()
 	}
-	for _, f := range []*quickjs.Value{&v.failFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.describeFn, &v.determinizeFn} {
+	if v.hasThrown {
+		v.thrown.Free()
+	}
+	for i := range v.classProtos {
+		v.classProtos[i].Free()
+	}
+	for _, f := range []*quickjs.Value{&v.failFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.determinizeFn, &v.isHostLimitFn} {
 		f.Free()
 	}
 	v.m.Close()

@@ -27,10 +27,13 @@
     clear: g.__cm_clear, // (id): cancel a timer
     done: g.__cm_done, // (ok, reason): the agent module settled
     url: g.__cm_url, // (op, a, b, c) -> string: WHATWG URL operations
-    install: g.__cm_install, // (fail, fire, watch, result, describe, determinize)
+    install: g.__cm_install, // (fail, fire, watch, result, determinize, isHostLimit)
     note: g.__cm_note, // (kind, detail): a warning for the run (locale.go)
+    // What the host describes in Go once the script has ended (describe.go):
+    errclass: g.__cm_errclass, // (name, prototype): an @codemode/errors class
+    thrown: g.__cm_thrown, // (value): what a timer callback or the result threw
   };
-  for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install", "__cm_note"]) {
+  for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install", "__cm_note", "__cm_errclass", "__cm_thrown"]) {
     delete g[k];
   }
 
@@ -114,6 +117,10 @@
     }
   }
   class CodemodeError extends ErrorC {
+    // hostLimit: a SandboxLimitError the host made when a limit was hit. A
+    // private field cannot be read, written or faked by agent code, and
+    // its check (isHostLimit) runs no agent code, not even a Proxy trap.
+    #hostLimit = false;
     // new CodemodeError(message, { hint, ...fields })
     constructor(message, options) {
       super(message === undefined ? "" : StringC(message));
@@ -121,7 +128,18 @@
       defineProperty(this, "hint", { __proto__: null, value: hint, enumerable: true, writable: false, configurable: false });
       ownFields(this, options);
     }
+    static markHostLimit(e) {
+      e.#hostLimit = true;
+      return e;
+    }
+    static isHostLimit(e) {
+      return typeof e === "object" && e !== null && #hostLimit in e && e.#hostLimit;
+    }
   }
+  const markHostLimit = CodemodeError.markHostLimit;
+  const isHostLimit = CodemodeError.isHostLimit;
+  delete CodemodeError.markHostLimit;
+  delete CodemodeError.isHostLimit;
   const classes = create(null);
   classes.CodemodeError = CodemodeError;
   function subclass(name) {
@@ -144,6 +162,7 @@
     for (let i = 0; i < names.length; i++) {
       freeze(classes[names[i]].prototype);
       freeze(classes[names[i]]);
+      H.errclass(names[i], classes[names[i]].prototype);
     }
   }
 
@@ -168,7 +187,9 @@
       for (let i = 0; i < ks.length; i++) options[ks[i]] = fields[ks[i]];
     }
     options.hint = info.hint || "";
-    return new C(info.message, options);
+    const e = new C(info.message, options);
+    if (C === classes.SandboxLimitError) markHostLimit(e); // a limit the host enforced
+    return e;
   }
 
   // --- Host calls ----------------------------------------------------------
@@ -319,7 +340,7 @@
     try {
       scheduled = H.timer(id, ms); // throws when the timer limit is reached
     } catch (e) {
-      throw new classes.SandboxLimitError(safeMessage(e), { hint: "await pending timers before scheduling more", limit: "pendingTimers" });
+      throw markHostLimit(new classes.SandboxLimitError(safeMessage(e), { hint: "await pending timers before scheduling more", limit: "pendingTimers" }));
     }
     // Not scheduled: the module has finished and delayed timers are
     // cancelled (loop.go cancelTimers); the callback is not kept either.
@@ -332,9 +353,8 @@
     H.clear(id);
   }
   // fire runs a due timer. An exception escaping the callback ends the run
-  // like an uncaught one at top level; it comes back described (the same
-  // JSON as describe()) so that its class and hint are kept, or "" if the
-  // callback returned normally.
+  // like an uncaught one at top level: it is handed to the host, which
+  // describes it (describe.go), and fire returns "thrown"; else "".
   function fire(id) {
     const t = timers[id];
     if (t === undefined) return "";
@@ -342,7 +362,8 @@
     try {
       apply(t[0], undefined, t[1]);
     } catch (e) {
-      return describe(e);
+      H.thrown(e);
+      return "thrown";
     }
     return "";
   }
@@ -1334,13 +1355,19 @@
 
   defineProperty(g, "__codemode_result__", { value: undefined, writable: true, enumerable: false, configurable: true });
 
-  // result serialises __codemode_result__: "J" + JSON, or "E" + a reason.
+  // result serialises __codemode_result__: "J" + JSON, "E" + a reason, or
+  // "T" + a reason when reading or serialising it threw, which the host
+  // then describes itself (describe.go) rather than reading the thrown
+  // value's properties here. The serialisation is the script's last act:
+  // the result's own toJSON methods, getters and Proxy traps run (under
+  // the run's limits), and they can change only the result.
   function result() {
     let v;
     try {
       v = g.__codemode_result__;
     } catch (e) {
-      return "E" + "reading __codemode_result__ threw: " + safeMessage(e);
+      H.thrown(e);
+      return "Treading __codemode_result__ threw";
     }
     if (v === undefined) return "Jnull";
     switch (typeof v) {
@@ -1356,46 +1383,8 @@
       if (s === undefined) return "Ethe result has no JSON form";
       return "J" + s;
     } catch (e) {
-      return "Ethe result is not JSON-serialisable: " + safeMessage(e);
-    }
-  }
-
-  // describe reports an uncaught exception or rejection reason as JSON.
-  function describe(e) {
-    const out = create(null);
-    out.isError = isA(e, ErrorC);
-    out.errorClass = errorClassOf(e);
-    try {
-      if (out.isError) {
-        const n = e.name;
-        const m = e.message;
-        out.name = n === undefined ? "Error" : StringC(n);
-        out.message = m === undefined ? "" : StringC(m);
-        const d = getOwnPropertyDescriptor(e, "stack");
-        if (d !== undefined && typeof d.value === "string") out.stack = d.value;
-        if (out.errorClass !== "") {
-          out.hint = typeof e.hint === "string" ? e.hint : "";
-          const fields = create(null);
-          const ks = objectKeys(e);
-          for (let i = 0; i < ks.length; i++) {
-            if (ks[i] === "hint") continue;
-            fields[ks[i]] = e[ks[i]];
-          }
-          out.fields = fields;
-        }
-      } else {
-        out.name = "";
-        out.message = fmt(e);
-      }
-    } catch (x) {
-      out.name = "";
-      out.message = "[exception whose properties throw]";
-    }
-    try {
-      return stringify(out);
-    } catch (_) {
-      out.fields = undefined;
-      return stringify(out);
+      H.thrown(e);
+      return "Tthe result is not JSON-serialisable";
     }
   }
 
@@ -1702,5 +1691,5 @@
   };
   defineProperty(g, "__cm_handoff", { value: freeze(internal), writable: false, enumerable: false, configurable: true });
 
-  H.install(fail, fire, watch, result, describe, determinize);
+  H.install(fail, fire, watch, result, determinize, isHostLimit);
 })();
