@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/evanw/esbuild/pkg/api"
+
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
@@ -18,4 +20,15 @@ func ExampleModule() {
 	// ts 0
 	// const n=40+2;globalThis.__codemode_result__=n;
 	// SYNTAX_ERROR script.ts:1:11
+}
+
+// Transform is esbuild's api.Transform in a worker process: any use of
+// esbuild goes through it, so that a script esbuild would never finish, or
+// that would take all memory, costs one worker and not the gateway.
+func ExampleTransform() {
+	r, err := transpile.Transform(context.Background(), "let x: number = 1", api.TransformOptions{Loader: api.LoaderTS})
+	fmt.Printf("%s%v\n", r.Code, err)
+	// Output:
+	// let x = 1;
+	// <nil>
 }
