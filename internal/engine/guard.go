@@ -325,6 +325,18 @@ func (t *Engine) lengthOf(v lib.TJSValue) (uint64, bool) {
 	var start lib.TJSValue
 	switch v.Ftag {
 	case lib.EJS_TAG_OBJECT:
+		if classID(v) == lib.EJS_CLASS_ARRAY {
+			// An array's length is its first property, a number the
+			// engine keeps there (an int, or a float64 past 2**31 - 1):
+			// the common case, read without a lookup.
+			lv := *(*lib.TJSValue)(cMemory((*lib.TJSObject)(cMemory(uintptr(v.Fu.Fuint641))).Fprop))
+			switch lv.Ftag {
+			case lib.EJS_TAG_INT:
+				return uint64(uint32(int32(lv.Fu.Fuint641))), true
+			case lib.EJS_TAG_FLOAT64:
+				return uint64(*(*float64)(unsafe.Pointer(&lv.Fu))), true
+			}
+		}
 		start = lib.XDupValue(t.tls, t.ctx, v)
 	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
 		// A string's own length, read without running anything.

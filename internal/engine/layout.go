@@ -71,6 +71,9 @@ var layout = []field{
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fclass_id", 18, 2, "uint16"},
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu", 40, 24, ""},
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Ffunc1[].Ffunction_bytecode", 40, 8, "uintptr"},
+	// JSObject.prop: an array's length is its first property (guard.go).
+	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fprop", 32, 8, "uintptr"},
+	{"JSProperty", reflect.TypeFor[lib.TJSProperty](), "Fu", 0, 16, ""},
 	// JSObject.u.cfunc of a native function, mirrored by cfuncLayout
 	// (guard.go puts its own function in front of the engine's).
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu.Fcfunc[].Frealm", 40, 8, "uintptr"},

@@ -60,7 +60,9 @@ const WorkerMemory = 512 << 20
 // killed), ErrBusy when it passed before a worker was free, ctx.Err() when
 // ctx was cancelled, ErrMemory when the worker exceeded WorkerMemory, and
 // another error when no worker could run the call (it could not start, or
-// it crashed). Every use of esbuild in the gateway goes through it.
+// it crashed). Every use of esbuild in the gateway goes through it; ctx
+// should carry a deadline, as esbuild has none of its own (Module's is
+// transformTimeout).
 func Transform(ctx context.Context, input string, opts api.TransformOptions) (api.TransformResult, error) {
 	select {
 	case slots <- struct{}{}:
