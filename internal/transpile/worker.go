@@ -255,8 +255,13 @@ func (w *worker) failure(err error) error {
 		return fmt.Errorf("the esbuild worker stopped answering: %v", err)
 	}
 	msg := w.stderr.String()
-	if strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") {
-		return ErrMemory
+	// The Go runtime's "fatal error: out of memory" (and "cannot allocate
+	// memory"), or a race-detector build's "ThreadSanitizer failed to
+	// allocate": the memory limit.
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+		if strings.Contains(msg, s) {
+			return ErrMemory
+		}
 	}
 	state := w.cmd.ProcessState.String()
 	if msg == "" {
