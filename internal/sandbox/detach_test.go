@@ -27,13 +27,13 @@ func stuckHost(release <-chan struct{}, started chan<- struct{}) *Options {
 	}
 }
 
-// waitDetached waits until no detached run is still executing.
-func waitDetached(t *testing.T) {
+// waitStopped waits until the run's JavaScript has stopped.
+func waitStopped(t *testing.T, res *Result) {
 	t.Helper()
-	for guard := time.Now().Add(time.Minute); Detached() > 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(guard) {
-			t.Fatalf("%d detached runs never stopped", Detached())
-		}
+	select {
+	case <-res.Stopped:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the detached run never stopped")
 	}
 }
 
@@ -69,7 +69,7 @@ console.log("after");`, opts)
 			t.Errorf("logs: %s", logString(res))
 		}
 	}
-	waitDetached(t)
+	waitStopped(t, res)
 }
 
 // The same when the caller cancels: CANCELLED, answered without the engine.
@@ -90,5 +90,5 @@ func TestStuckRunIsAnsweredWhenCancelled(t *testing.T) {
 	if d := wantDiag(t, res, diag.Canceled); !strings.Contains(d.Message, "cancelled") {
 		t.Errorf("message %q", d.Message)
 	}
-	waitDetached(t)
+	waitStopped(t, res)
 }

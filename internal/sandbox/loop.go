@@ -146,6 +146,7 @@ func (r *run) supervise() *Result {
 	defer t.Stop()
 	select {
 	case <-done:
+		r.res.Stopped = done
 		return r.res
 	case <-r.ctx.Done():
 	case <-t.C:
@@ -161,6 +162,7 @@ func (r *run) supervise() *Result {
 		r.interruptVM()
 		select {
 		case <-done:
+			r.res.Stopped = done
 			return r.res
 		case <-tick.C:
 		case <-grace.C:
@@ -184,7 +186,7 @@ func (r *run) interruptVM() {
 // cancelled, and the VM is interrupted until it stops.
 func (r *run) detach(done <-chan struct{}) *Result {
 	r.opCancel()
-	res := &Result{Result: json.RawMessage("null"), Detached: true}
+	res := &Result{Result: json.RawMessage("null"), Detached: true, Stopped: done}
 	r.logMu.Lock()
 	res.Logs = append([]LogEntry{}, r.res.Logs...)
 	if w, ok := r.truncationWarning(time.Since(r.start).Milliseconds()); ok {

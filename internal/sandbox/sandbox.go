@@ -165,6 +165,10 @@ type Result struct {
 	// JavaScript was still inside a built-in that does not check for
 	// interrupts; it stops when that call returns (see Detached).
 	Detached bool
+	// Stopped is closed once the run's JavaScript has stopped: when Run
+	// returns, unless the run was detached. Whoever budgets CPU or memory
+	// for runs holds a detached run's share until then.
+	Stopped <-chan struct{}
 }
 
 // Failed reports whether any diagnostic is an error.
