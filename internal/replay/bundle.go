@@ -301,7 +301,7 @@ type Divergence struct {
 // stops there. It returns an error only if the bundle cannot run at all.
 func Replay(ctx context.Context, b *Bundle) (*Report, error) {
 	opts := &transpile.Options{Lang: b.Transpile.Lang, Prefix: b.Transpile.Prefix, Suffix: b.Transpile.Suffix}
-	out, diags := transpile.Module(b.Code, opts)
+	out, diags := transpile.Module(ctx, b.Code, opts)
 	rep := &Report{}
 	if len(diags) > 0 {
 		rep.Outcome = Outcome{Result: json.RawMessage("null"), Logs: []sandbox.LogEntry{}, Diagnostics: diags}

@@ -89,7 +89,7 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 	c := &caller{p: p, ts: ts}
 	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission})
 	resp := r.RunWith(ctx, run.Request{Code: p.code, Limits: req.Limits}, run.Extra{
-		Transpile:     shape(p.code),
+		Transpile:     shape(ctx, p.code),
 		Prelude:       []string{globalsModule},
 		Modules:       ts.modules,
 		Deterministic: &sandbox.Deterministic{Seed: p.seed, Now: p.now},
@@ -104,19 +104,19 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 // an async function whose `return` value is the result, or else whatever
 // they assigned to globalThis.__codemode_result__; a script with static
 // imports runs as a module (the spec's codemode.run).
-func shape(code string) *transpile.Options {
+func shape(ctx context.Context, code string) *transpile.Options {
 	call := transpile.Call("", "")
-	if _, diags := transpile.Module(code, call); len(diags) == 0 || diags[0].Code != diag.SyntaxError {
+	if _, diags := transpile.Module(ctx, code, call); len(diags) == 0 || diags[0].Code != diag.SyntaxError {
 		return call
 	}
-	_, diags := transpile.Module(code, bodyShape)
+	_, diags := transpile.Module(ctx, code, bodyShape)
 	if len(diags) == 0 || diags[0].Code != diag.SyntaxError {
 		return bodyShape
 	}
 	// Static imports are not allowed in a function body: a module, whose
 	// value is what it assigns to __codemode_result__. When that does not
 	// parse either, the body's syntax error is the one to report.
-	if _, mdiags := transpile.Module(code, nil); len(mdiags) == 0 {
+	if _, mdiags := transpile.Module(ctx, code, nil); len(mdiags) == 0 {
 		return nil
 	}
 	return bodyShape

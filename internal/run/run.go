@@ -230,7 +230,12 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		resp.Diagnostics = append(resp.Diagnostics, *refused)
 		return resp
 	}
-	defer ticket.Release()
+	// The ticket is given back when the run is over, or, for a run the
+	// sandbox answered while its JavaScript was still inside a built-in
+	// that cannot be interrupted (sandbox.Result.Detached), once that
+	// JavaScript has stopped: until then it holds its CPU and memory.
+	release := ticket.Release
+	defer func() { release() }()
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
 	// (esbuild runs in a worker process killed at its time budget).
@@ -270,6 +275,14 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		done = r.opts.Record(&Recording{Request: req, Extra: x, Limits: limits, Sandbox: so})
 	}
 	sres := sandbox.Run(ctx, out.Code, so)
+	if sres.Detached {
+		held, stopped := ticket, sres.Stopped
+		release = func() {}
+		go func() {
+			<-stopped
+			held.Release()
+		}()
+	}
 	if done != nil {
 		resp.recorded = func() { done(sres, resp) }
 	}

@@ -80,7 +80,7 @@ func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolReques
 		Ops:         se.catalogOps(),
 		LimitParams: fixedLimits,
 	})
-	notAFunction(in.Code, resp)
+	notAFunction(ctx, in.Code, resp)
 	return responseResult(resp, ""), nil
 }
 
@@ -88,13 +88,13 @@ func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolReques
 // function expression: esbuild's own message is about the wrapper the code
 // runs in (`Expected ")"`, "replace it with ..."), when what is wrong is the
 // shape of the code.
-func notAFunction(code string, resp *run.Response) {
+func notAFunction(ctx context.Context, code string, resp *run.Response) {
 	for i, d := range resp.Diagnostics {
 		if d.Code != diag.SyntaxError {
 			continue
 		}
 		const fix = "pass one function of the catalog, e.g. async (catalog) => Object.keys(catalog.operations); statements go inside its body { ... }"
-		if line, col, ok := transpile.TrailingCode(code); ok {
+		if line, col, ok := transpile.TrailingCode(ctx, code); ok {
 			// esbuild's message ends with a frame of the line at fault.
 			frame := ""
 			if i := strings.IndexByte(d.Message, '\n'); i >= 0 {
@@ -102,7 +102,7 @@ func notAFunction(code string, resp *run.Response) {
 			}
 			d.Message = fmt.Sprintf("search expects a function, like async (catalog) => ...; the code goes on after an expression, at %d:%d", line, col) + frame
 			d.Hint = fix
-		} else if _, diags := transpile.Module(code, transpile.Body()); len(diags) == 0 {
+		} else if _, diags := transpile.Module(ctx, code, transpile.Body()); len(diags) == 0 {
 			d.Message = "search expects a function, like async (catalog) => ...; the code is statements"
 			d.Hint = fix
 		} else {

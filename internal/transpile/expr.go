@@ -1,6 +1,7 @@
 package transpile
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"unicode"
@@ -19,8 +20,8 @@ var exprOptions = Options{Prefix: "0,(", Suffix: "\n);"}
 // column, as diagnostics count them, where that further code starts, and
 // true. It is false for code that is broken before its first expression
 // ends, which esbuild's own error describes.
-func TrailingCode(src string) (line, col int, ok bool) {
-	_, diags := Module(src, &exprOptions)
+func TrailingCode(ctx context.Context, src string) (line, col int, ok bool) {
+	_, diags := Module(ctx, src, &exprOptions)
 	if len(diags) == 0 || diags[0].Code != diag.SyntaxError {
 		return 0, 0, false
 	}
@@ -33,7 +34,7 @@ func TrailingCode(src string) (line, col int, ok bool) {
 	if strings.TrimSpace(head) == "" || off >= len(strings.TrimRightFunc(src, unicode.IsSpace)) {
 		return 0, 0, false
 	}
-	if _, d := Module(head, &exprOptions); len(d) > 0 {
+	if _, d := Module(ctx, head, &exprOptions); len(d) > 0 {
 		return 0, 0, false
 	}
 	return line, col, true

@@ -1,6 +1,9 @@
 package transpile
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TrailingCode finds where code that must be one expression goes on after
 // one, and only then.
@@ -21,7 +24,7 @@ func TestTrailingCode(t *testing.T) {
 		{"(a", 0, 0, false},
 		{"", 0, 0, false},
 	} {
-		line, col, ok := TrailingCode(c.src)
+		line, col, ok := TrailingCode(context.Background(), c.src)
 		if line != c.line || col != c.col || ok != c.ok {
 			t.Errorf("TrailingCode(%q) = %d, %d, %v; want %d, %d, %v", c.src, line, col, ok, c.line, c.col, c.ok)
 		}

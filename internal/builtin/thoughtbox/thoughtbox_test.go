@@ -12,11 +12,15 @@ import (
 	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/builtin/builtintest"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/reexec"
 	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
+	if reexec.Init() { // esbuild workers
+		return
+	}
 	code := m.Run()
 	testutil.StopPostgres()
 	os.Exit(code)

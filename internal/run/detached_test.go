@@ -1,0 +1,53 @@
+package run
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/admit"
+	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
+)
+
+// A run the sandbox answers at its deadline while its JavaScript cannot be
+// stopped (here a tool call whose handler ignores cancellation, on the
+// engine's goroutine) keeps its admission until that JavaScript stops: it
+// still holds a core and its memory.
+func TestDetachedRunKeepsItsAdmission(t *testing.T) {
+	base := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	r := New(base.cfg, base.cat, nil, &Options{Caller: callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-release // ignores ctx on purpose
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": 1}}, nil
+	})})
+	a := admit.New(&admit.Options{MemoryBytes: 1 << 30})
+	r.opts.Admission = a
+	res := r.Run(context.Background(), Request{Code: `import { add } from "@codemode/servers/calc"; await add({ a: 1, b: 2 });`,
+		Limits: config.Limits{TimeoutMs: 1000}})
+	stuck := false
+	select {
+	case <-started:
+		stuck = true
+	default:
+	}
+	if d := res.Diagnostics; len(d) == 0 || d[0].Code != diag.SandboxLimit {
+		t.Fatalf("want SANDBOX_LIMIT at the timeout: %s", dump(res))
+	}
+	if !stuck {
+		close(release)
+		t.Skip("the machine was too slow to reach the tool call within the timeout")
+	}
+	if s := a.Stats(); s.Running != 1 {
+		t.Errorf("the detached run gave its admission back at once: %+v", s)
+	}
+	close(release)
+	for guard := time.Now().Add(time.Minute); a.Stats().Running != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(guard) { // a hang guard
+			t.Fatalf("the admission was never given back: %+v", a.Stats())
+		}
+	}
+}
