@@ -168,7 +168,7 @@ type Result struct {
 	// Stopped is closed once the run's JavaScript has stopped: when Run
 	// returns, unless the run was detached. Whoever budgets CPU or memory
 	// for runs holds a detached run's share until then.
-	Stopped <-chan struct{}
+	Stopped <-chan struct{} `json:"-"`
 }
 
 // Failed reports whether any diagnostic is an error.
