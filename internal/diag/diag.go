@@ -62,6 +62,15 @@ const (
 	// localeCompare, ...) was given locales or options, which the sandbox,
 	// without Intl, ignores (a warning).
 	LocaleIgnored Code = "LOCALE_IGNORED"
+	// Normalized: the code was reshaped into the form the surface runs (a
+	// markdown fence removed, a lone function called, a last expression
+	// returned…); an info diagnostic that shows the canonical form (see
+	// package normalize).
+	Normalized Code = "NORMALIZED"
+	// NoResult: the run succeeded with a null result although the code
+	// looks like it meant to produce a value (a warning whose hint shows the
+	// one-line fix).
+	NoResult Code = "NO_RESULT"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/naming"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -94,4 +96,146 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// ClosestHint lists the known names nearest to name first ("did you mean
+// …?"), for hints about a name that does not exist.
+func ClosestHint(name string, known []string, what string) string { return closestHint(name, known, what) }
+
+// nodeModules are Node.js names agents reach for; each has an equivalent
+// through an MCP server, if the gateway has one.
+var nodeNames = map[string]bool{"require": true, "fs": true, "path": true, "process": true, "__dirname": true,
+	"__filename": true, "Buffer": true, "module": true, "exports": true, "child_process": true, "os": true}
+
+// toolClasses are the error classes of a failed tool call.
+var toolClasses = map[diag.Class]bool{diag.ToolCallError: true, diag.SchemaValidationError: true, diag.ToolNotFoundError: true,
+	diag.ServerNotFoundError: true, diag.AuthenticationError: true}
+
+// consoleMethods lists the console's methods, for a hint.
+const consoleMethods = "console has log, info, debug, warn, error, trace and table"
+
+// betterHint names the real fix where the engine's error only says what
+// went wrong: a Node.js name (fs, require) or a relative import, where
+// a server module is the way; a tool call's rejection that nothing
+// handled, where an `await` is missing; a call of something that is not a
+// function, where the callee says what was meant.
+func (v *View) betterHint(d diag.Diagnostic, prep *normalize.Prepared) diag.Diagnostic {
+	msg := sandboxErrorText(d.Message)
+	switch {
+	case d.Code == diag.UncaughtException && strings.HasPrefix(msg, "ReferenceError: '"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "ReferenceError: '"), "'")
+		if nodeNames[name] {
+			d.Hint = name + " is Node.js; the sandbox has no file system or Node modules. " + v.serverFor(name)
+		}
+	case d.Code == diag.ImportFailure && (strings.Contains(msg, `"./`) || strings.Contains(msg, `"../`) || strings.Contains(msg, `'./`) || strings.Contains(msg, `'../`) ||
+		strings.Contains(msg, "module './") || strings.Contains(msg, "module '../") || strings.Contains(msg, `module "./`)):
+		d.Hint = "import servers by module name, not by path: " + v.serverFor(relativeName(msg))
+	case strings.HasPrefix(d.Message, "unhandled promise rejection: ") && toolClasses[d.ErrorClass]:
+		at := ""
+		if d.Path != "" {
+			at = " at " + d.Path
+		}
+		d.Hint = "the tool call" + at + " was not awaited, so no try/catch saw it fail: put `await` before the call (or handle it with .catch())"
+	case d.Code == diag.UncaughtException && strings.HasSuffix(msg, "not a function"):
+		d.Hint = notAFunctionHint(d, prep)
+	}
+	return d
+}
+
+// sandboxErrorText strips the run's prefixes from an error message
+// ("unhandled promise rejection: Uncaught TypeError: …").
+func sandboxErrorText(m string) string {
+	for _, p := range []string{"unhandled promise rejection: ", "in a setTimeout callback: ", "Uncaught "} {
+		m = strings.TrimPrefix(m, p)
+	}
+	return m
+}
+
+// serverFor says which server module replaces a Node.js name or a relative
+// import ("./servers/filesystem").
+func (v *View) serverFor(name string) string {
+	ids := v.cat.IDs()
+	want := ""
+	for _, id := range ids {
+		if id == name || strings.Contains(id, "filesystem") && (name == "fs" || name == "require" || name == "path" || name == "__dirname" || name == "__filename" || name == "filesystem") {
+			want = id
+			break
+		}
+	}
+	if want != "" {
+		return fmt.Sprintf(`use the %q server: import * as %s from "@codemode/servers/%s" (or await import("@codemode/servers/%s"))`, want, jsName(want), want, want)
+	}
+	if name == "fs" || name == "require" || name == "path" || name == "__dirname" || name == "__filename" {
+		return `files are reached through a filesystem MCP server: import * as fs from "@codemode/servers/filesystem" if one is configured (` + diag.ListHint("servers", ids, 20) + ")"
+	}
+	return `import "@codemode/servers/<serverId>" (` + diag.ListHint("servers", ids, 20) + ")"
+}
+
+// relativeName is the last path segment of the module an import failure
+// names ("./servers/filesystem" → "filesystem").
+func relativeName(msg string) string {
+	for _, q := range []string{`"`, `'`} {
+		if i := strings.Index(msg, q+"."); i >= 0 {
+			rest := msg[i+1:]
+			if j := strings.Index(rest, q); j >= 0 {
+				rest = rest[:j]
+			}
+			rest = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(rest, ".js"), ".ts"), "/index")
+			return rest[strings.LastIndexByte(rest, '/')+1:]
+		}
+	}
+	return ""
+}
+
+// jsName is id as a JavaScript identifier.
+func jsName(id string) string {
+	var b strings.Builder
+	for i, c := range id {
+		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// builtinObjects are globals whose methods are no tools.
+var builtinObjects = map[string]bool{"Math": true, "JSON": true, "Object": true, "Array": true, "String": true, "Number": true,
+	"Promise": true, "Date": true, "Reflect": true, "URL": true, "Symbol": true, "BigInt": true, "Boolean": true, "RegExp": true, "Map": true, "Set": true}
+
+// notAFunctionHint explains "not a function" by the call at the error's
+// line: QuickJS does not name the callee.
+func notAFunctionHint(d diag.Diagnostic, prep *normalize.Prepared) string {
+	const exportHint = "if it is a tool, check its export name: see the server module's __meta__.tools, or listTools(serverId) from @codemode/discovery"
+	if prep == nil || d.Path == "" {
+		return exportHint
+	}
+	line := pathLine(d.Path)
+	for _, c := range prep.Calls() {
+		if c.Line != line {
+			continue
+		}
+		switch {
+		case c.Object == "console":
+			return consoleMethods + "; console." + c.Member + " is not one of them"
+		case builtinObjects[c.Object]:
+			return c.Object + "." + c.Member + " is not a function in this sandbox; check the method's name"
+		}
+	}
+	return exportHint
+}
+
+// pathLine is the line of a "file:line:col" path, or 0.
+func pathLine(p string) int {
+	i := strings.LastIndexByte(p, ':')
+	if i < 0 {
+		return 0
+	}
+	j := strings.LastIndexByte(p[:i], ':')
+	if j < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(p[j+1 : i])
+	return n
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/transpile"
@@ -61,6 +62,17 @@ type Response struct {
 	used      []string
 	suspended bool
 	recorded  func() // Options.Record's done, once the response is final
+	prep      *normalize.Prepared
+}
+
+// Calls lists the obj.member(...) calls of the script as it ran, with the
+// line of the agent's source of each, or nil: surfaces use it to tell what
+// an engine's "not a function" was.
+func (r *Response) Calls() []normalize.MemberCall {
+	if r.prep == nil {
+		return nil
+	}
+	return r.prep.Calls()
 }
 
 // Suspended reports whether the run ended because its Caller suspended a
@@ -172,6 +184,10 @@ type Extra struct {
 	// Transpile shapes the code: nil runs it as a module (the spec's
 	// codemode.run); transpile.Body() and transpile.Call() wrap it.
 	Transpile *transpile.Options
+	// Normalize, if set, has package normalize reshape the code into the
+	// surface's form (and Transpile is ignored). A run with neither is a
+	// codemode.run, normalised as a module.
+	Normalize *normalize.Options
 	// Prelude lists modules imported, for their side effects, before the
 	// agent's code (e.g. one that defines per-server global objects).
 	Prelude []string
@@ -239,10 +255,16 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
 	// (esbuild runs in a worker process killed at its time budget).
-	out, diags := transpile.Module(ctx, req.Code, x.Transpile)
+	out, prep, diags := prepare(ctx, req.Code, x)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
 		return resp
+	}
+	position := out.Position
+	if prep != nil {
+		position = prep.Position(out)
+		resp.Diagnostics = append(resp.Diagnostics, prep.Info...)
+		resp.prep = prep
 	}
 	v := newView(r, limits, x)
 	v.ticket = ticket
@@ -265,7 +287,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		},
 		Resolve:       v.resolve,
 		Handle:        v.handle,
-		Position:      out.Position,
+		Position:      position,
 		Deterministic: det,
 		Redact:        r.redact,
 		Budget:        budgetOf(ticket),
@@ -299,14 +321,15 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "ReferenceError: 'Intl' is not defined") {
 			d.Hint = "the sandbox has no Intl: format by hand (toFixed(2), String(n).padStart, toISOString())"
 		}
-		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "not a function") {
-			// QuickJS does not name the callee; the likeliest one in a
-			// Code Mode script is a tool under a wrong name.
-			d.Hint = "if it is a tool, check its export name: see the server module's __meta__.tools, or listTools(serverId) from @codemode/discovery"
-		}
+		d = v.betterHint(d, prep)
 		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres, x.LimitParams))
 	}
 	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)
+	if prep != nil && !resp.suspended { // a suspended run has no result yet
+		if d := prep.NoResult(resp.Result, resp.Diagnostics); d != nil {
+			resp.Diagnostics = append(resp.Diagnostics, *d)
+		}
+	}
 	resp.ToolTrace = v.trace()
 	resp.used = v.usedServers()
 	return resp
@@ -339,6 +362,30 @@ func budgetOf(t *admit.Ticket) sandbox.Budget {
 		return nil
 	}
 	return t
+}
+
+// prepare turns the request's code into the module to run: through the
+// normaliser unless the surface gave its own transpile options without it.
+// When the normalised code does not transpile (which is the normaliser's
+// fault, not the agent's), the code runs as the agent wrote it, or fails
+// with diagnostics about what the agent wrote.
+func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, []diag.Diagnostic) {
+	if x.Normalize == nil && x.Transpile != nil {
+		out, diags := transpile.Module(code, x.Transpile)
+		return out, nil, diags
+	}
+	o := x.Normalize
+	if o == nil {
+		o = &normalize.Options{Mode: normalize.Module}
+	}
+	p := normalize.Prepare(code, o)
+	out, diags := transpile.Module(p.Code, p.Transpile)
+	if len(diags) > 0 && p.Changed() {
+		plain := p.Plain()
+		out, diags = transpile.Module(plain.Code, plain.Transpile)
+		p = plain
+	}
+	return out, p, diags
 }
 
 // missingExport turns the engine's link error for an import of a name a

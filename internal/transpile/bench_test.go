@@ -46,7 +46,7 @@ var largeScript = ordinaryScript + strings.Repeat("globalThis.rows = [...(global
 func BenchmarkEsbuildInProcess(b *testing.B) {
 	for _, c := range []struct{ name, src string }{{"ordinary", ordinaryScript}, {"20KB", largeScript}} {
 		b.Run(c.name, func(b *testing.B) {
-			opts := esbuildOptions(c.src, "ts")
+			opts := esbuildOptions(c.src, "ts", false)
 			for b.Loop() {
 				if r := api.Transform(c.src, opts); len(r.Errors) > 0 {
 					b.Fatal(r.Errors)
@@ -63,7 +63,7 @@ func BenchmarkEsbuildWorker(b *testing.B) {
 	ctx := context.Background()
 	for _, c := range []struct{ name, src string }{{"ordinary", ordinaryScript}, {"20KB", largeScript}} {
 		b.Run(c.name, func(b *testing.B) {
-			opts := esbuildOptions(c.src, "ts")
+			opts := esbuildOptions(c.src, "ts", false)
 			if _, err := Transform(ctx, c.src, opts); err != nil { // start a worker
 				b.Fatal(err)
 			}

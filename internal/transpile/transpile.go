@@ -98,6 +98,11 @@ type Options struct {
 	// contain a newline, so that the agent's lines keep their numbers;
 	// positions on the first line are shifted back by its length.
 	Prefix, Suffix string
+	// Readable asks for JavaScript to read rather than to run (see
+	// package normalize): not minified, one statement per line, types
+	// stripped, and the async iteration syntax (async generators, for
+	// await) lowered, for parsers that lack it.
+	Readable bool
 }
 
 // Body returns options that run the code as the body of an async function
@@ -287,6 +292,11 @@ func transform(ctx context.Context, src string, o Options) (*Output, []diag.Diag
 //     only "from clause expected".
 var supported = map[string]bool{"decorators": false, "using": false, "import-defer": false, "import-source": false}
 
+// readableSupported is supported for Options.Readable: async generators and
+// for await are lowered too.
+var readableSupported = map[string]bool{"decorators": false, "using": false, "import-defer": false, "import-source": false,
+	"async-generator": false, "for-await": false}
+
 // wellKnown are the well-known symbols that lowered decorators and `using`
 // declarations look up but QuickJS does not define. esbuild's helpers fall
 // back to Symbol.for("Symbol.<name>") for them (its __knownSymbol); the
@@ -319,7 +329,7 @@ func furthest(msgs []api.Message) int {
 }
 
 func try(ctx context.Context, src, lang string, o Options) (*Output, []api.Message, error) {
-	r, err := Transform(ctx, o.Prefix+src+o.Suffix, esbuildOptions(src, lang))
+	r, err := Transform(ctx, o.Prefix+src+o.Suffix, esbuildOptions(src, lang, o.Readable))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -333,17 +343,21 @@ func try(ctx context.Context, src, lang string, o Options) (*Output, []api.Messa
 }
 
 // esbuildOptions are the options of the transform of src as lang.
-func esbuildOptions(src, lang string) api.TransformOptions {
+func esbuildOptions(src, lang string, readable bool) api.TransformOptions {
 	loader := api.LoaderTS
 	if lang == "js" {
 		loader = api.LoaderJS
+	}
+	sup, banner := supported, symbolShim(src)
+	if readable {
+		sup, banner = readableSupported, ""
 	}
 	return api.TransformOptions{
 		Loader:    loader,
 		Format:    api.FormatESModule,
 		Target:    api.ESNext,
-		Supported: supported,
-		Banner:    symbolShim(src),
+		Supported: sup,
+		Banner:    banner,
 		Sourcemap: api.SourceMapExternal,
 		// The file is named as an ES module (.mts, .mjs), as the sandbox
 		// runs it: without import, export or top-level await esbuild would
@@ -356,8 +370,9 @@ func esbuildOptions(src, lang string) api.TransformOptions {
 		LogLevel:   api.LogLevelSilent,
 		// Keep the agent's code as written, except for white space (see
 		// Output.Code); no syntax minification, no tree shaking that
-		// could drop a side-effect import.
-		MinifyWhitespace: true,
+		// could drop a side-effect import. Readable output keeps its
+		// white space (one statement a line, for the normaliser).
+		MinifyWhitespace: !readable,
 		TreeShaking:      api.TreeShakingFalse,
 		// An import whose names are all unused (or all types) stays as
 		// `import "x"`: importing a server that does not exist is then

@@ -1,0 +1,544 @@
+// Package normalize turns the code agents write into the code a surface
+// runs, and says what it changed.
+//
+// Models write the shapes they have seen: a script inside a markdown fence,
+// Cloudflare's `async () => { ... };` (a trailing `;` and all), pctx's
+// `async function run() { ... }`, a last expression as the value (`1 + 1`,
+// `main().catch(...)`), static imports and `export` keywords in a function
+// body, a top-level `return` or an `export default` in a module. Every
+// surface runs its code through [Prepare], which reshapes what it must for
+// that surface and records each change as an `info` diagnostic (code
+// NORMALIZED) that shows the surface's canonical form, so that the model
+// learns it. After the run, [Prepared.NoResult] warns (NO_RESULT) when the
+// result is null although the code looks like it meant to produce one.
+//
+// The normaliser reads the code as a syntax tree (see analyze.go), never
+// with patterns over its text, and only when it must: code that transpiles
+// as it is and needs nothing of it runs unchanged, with no more work than
+// before. Positions in diagnostics stay in the agent's own source
+// ([Prepared.Position]).
+//
+// Start with [Prepare].
+package normalize
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/grafana/sobek/ast"
+
+	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/transpile"
+)
+
+// Mode is the form a surface runs code in.
+type Mode uint8
+
+const (
+	// Module is codemode_run's form: an ES module (the spec's semantics),
+	// with two extensions: a script with a top-level `return` runs as the
+	// body of an async function whose return value is the result, and a
+	// module with a default export (or that is a lone function) and no
+	// __codemode_result__ has the default export's value as its result
+	// (awaited, and called if it is a function without parameters).
+	Module Mode = iota
+	// Body is the form of executeToolCode and codemode_execute: the body of
+	// an async function whose return value is the result. When no `return`
+	// runs, the value of the last expression statement is the result.
+	Body
+	// Call is the form of execute and search: an expression, usually an
+	// async arrow function, that Options.Finish calls; code that is not an
+	// expression runs as in Body and its value goes to Finish.
+	Call
+)
+
+// Options describe a surface's form.
+type Options struct {
+	Mode Mode
+	// Lang is "ts", "js" or "" (TypeScript, then JavaScript), as in
+	// transpile.Options.
+	Lang string
+	// Imports are import declarations put before the code, and Bind
+	// statements run before it, at the top of the module: neither may
+	// contain a line break (the agent's lines keep their numbers).
+	Imports, Bind string
+	// Finish is a JavaScript function applied to the code's value, whose
+	// (awaited) return value is the result. For Call the default calls a
+	// function value without arguments and returns any other value as it
+	// is; for Body and Module the value is the result as it is, except
+	// that a lone function is called.
+	Finish string
+}
+
+// callFinish calls a function value without arguments.
+const callFinish = `(async (f) => typeof f === "function" ? await f() : await f)`
+
+// defaultName holds the value of an export default expression.
+const defaultName = "__codemode_default__"
+
+// Prepared is code ready to transpile: the agent's code, or the code the
+// normaliser made of it.
+type Prepared struct {
+	// Code and Transpile are what to pass to transpile.Module.
+	Code      string
+	Transpile *transpile.Options
+	// Info lists what the normaliser changed, as info diagnostics.
+	Info []diag.Diagnostic
+
+	opts  Options
+	plain *Prepared // the code as the agent wrote it (unfenced), for Plain
+	src   string    // the agent's code, unfenced
+	a    *analysis // set when Code was made from the analysis
+	ed   edits     // Code = ed applied to a.js
+	// What was done, for NoResult.
+	body  bool   // ran as a function body
+	lone  string // "expr" or the name of a lone function declaration that was called
+	dflt  string // the name holding the default export's value
+	tails bool   // last expression statements were returned
+}
+
+// Prepare prepares src for a surface of the given form. It never fails: code
+// it cannot read is returned as it is, for transpile to report on.
+func Prepare(src string, opts *Options) *Prepared {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	p := &Prepared{opts: o, src: src}
+	plain := p.plainOptions()
+	text := src
+	f, first, fenced := findFence(src)
+	if fenced && first {
+		text = unfence(src, f)
+		p.info("", "the code was inside a markdown fence (```); it ran without the fence lines", "send only the code, without ``` lines")
+	}
+	_, diags := transpile.Module(text, plain)
+	if len(diags) > 0 && fenced && !first {
+		if t := unfence(src, f); t != text {
+			if _, d := transpile.Module(t, plain); len(d) == 0 || !isSyntax(d) {
+				text, diags = t, d
+				p.info("", "the code was inside a markdown fence (```) after some prose; only the fenced code ran", "send only the code, without prose or ``` lines")
+			}
+		}
+	}
+	p.src, p.Code, p.Transpile = text, text, plain
+	p.plain = &Prepared{Code: text, Transpile: plain, Info: p.Info, opts: o, src: text}
+	ok := len(diags) == 0
+	switch o.Mode {
+	case Module:
+		if ok && strings.Contains(text, "__codemode_result__") {
+			return p // spec form: nothing to do
+		}
+		if !ok && !onlyTopLevelReturns(diags) {
+			return p // a syntax error: transpile reports it
+		}
+	case Call:
+		if ok {
+			return p // an expression: Finish calls it
+		}
+	}
+	a, _ := analyze(text, o.Lang)
+	if a == nil {
+		return p
+	}
+	p.reshape(a)
+	return p
+}
+
+// isSyntax reports whether diags are syntax errors.
+func isSyntax(diags []diag.Diagnostic) bool {
+	return len(diags) > 0 && diags[0].Code == diag.SyntaxError
+}
+
+func onlyTopLevelReturns(diags []diag.Diagnostic) bool {
+	for _, d := range diags {
+		if !strings.Contains(d.Message, "Top-level return") {
+			return false
+		}
+	}
+	return len(diags) > 0
+}
+
+// plainOptions is the surface's wrapper for code as the agent wrote it.
+func (p *Prepared) plainOptions() *transpile.Options {
+	o := p.opts
+	switch o.Mode {
+	case Body:
+		return bodyOptions(o, o.Finish)
+	case Call:
+		finish := o.Finish
+		if finish == "" {
+			finish = callFinish
+		}
+		return &transpile.Options{Lang: o.Lang,
+			Prefix: o.Imports + o.Bind + "globalThis.__codemode_result__ = await " + finish + "(",
+			Suffix: "\n);\n"}
+	}
+	if o.Imports != "" || o.Bind != "" {
+		return &transpile.Options{Lang: o.Lang, Prefix: o.Imports + o.Bind}
+	}
+	return &transpile.Options{Lang: o.Lang}
+}
+
+// bodyOptions runs code as the body of an async function. Its return value
+// goes through finish (if any) and becomes the result, unless it is
+// undefined: then the result is whatever the code assigned to
+// __codemode_result__ itself, if anything.
+func bodyOptions(o Options, finish string) *transpile.Options {
+	open, close := "", ""
+	if finish != "" {
+		open, close = finish+"(await ", ")"
+	}
+	return &transpile.Options{Lang: o.Lang,
+		Prefix: o.Imports + o.Bind + "{const __codemode_value__ = await " + open + "(async () => {",
+		Suffix: "\n})()" + close + "; if (__codemode_value__ !== undefined) globalThis.__codemode_result__ = __codemode_value__;}\n"}
+}
+
+// info records a change.
+func (p *Prepared) info(path, msg, hint string) {
+	p.Info = append(p.Info, diag.Diagnostic{Severity: diag.SeverityInfo, Code: diag.Normalized, Message: msg, Hint: hint, Path: path})
+}
+
+// reshape makes Code from the analysis, or leaves the plain code if nothing
+// needs changing.
+func (p *Prepared) reshape(a *analysis) {
+	o := p.opts
+	body := o.Mode != Module || a.ret
+	var ed edits
+	real := p.statements(a)
+	canonical := p.canonicalReturn()
+
+	// A default export (the first; a module has at most one).
+	dflt := -1
+	for i, st := range a.top {
+		if st.kind == kDefault && (st.decl >= 0 || st.name != "") {
+			dflt = i
+			break
+		}
+	}
+	// A lone function: the code is one function and nothing else.
+	lone := -1
+	if len(real) == 1 && !a.ret && dflt < 0 {
+		if st := a.top[real[0]]; st.kind == kExpr && st.fn || st.kind == kFunc && st.name != "" {
+			lone = real[0]
+		}
+	}
+	useDefault := dflt >= 0 && !(o.Mode == Module && !body && a.sets)
+	if o.Mode == Module && !body && a.sets {
+		lone = -1 // the script sets its result itself
+	}
+
+	finish := o.Finish
+	if body {
+		p.body = true
+		if a.ret && o.Mode == Module {
+			p.info("", "the script has a top-level return, so it ran as the body of an async function whose return value is the result", "")
+		}
+		for _, st := range a.top {
+			switch st.kind {
+			case kImport:
+				gen := dynamicImport(st.node.(*ast.ImportDeclaration))
+				ed = append(ed, edit{st.start, st.end - st.start, gen + strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
+				p.info(a.origin(st.at), "a static import ran as "+gen+": import declarations cannot appear in a function body", "write "+gen)
+			case kExport:
+				if st.decl >= 0 {
+					ed = append(ed, edit{st.at, st.decl - st.at, ""})
+				} else {
+					ed = append(ed, edit{st.start, st.end - st.start, strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
+				}
+				p.info(a.origin(st.at), "`export` was dropped: a function body exports nothing", "leave out `export`; "+canonical)
+			}
+		}
+		for _, r := range a.rets {
+			text := "return "
+			if !strings.HasSuffix(a.js[r.at:r.at+r.n], " ") && !strings.HasSuffix(a.js[r.at:r.at+r.n], "=") {
+				text = "return"
+			}
+			ed = append(ed, edit{r.at, r.n, text})
+		}
+		switch {
+		case useDefault:
+			st := a.top[dflt]
+			name := p.bindDefault(a, st, &ed)
+			ed = append(ed, edit{len(a.js), 0, "\n;return await (async (d) => typeof d === \"function\" && d.length === 0 ? await d() : d)(" + name + ");"})
+			p.info(a.origin(st.at), "the default export's value is the result (called, as it takes no parameters)", canonical)
+		case lone >= 0:
+			st := a.top[lone]
+			ed = append(ed, edit{st.at, 0, "return "})
+			p.lone = "expr"
+			if st.kind == kFunc {
+				p.lone = st.name
+			}
+			if finish == "" {
+				finish = callFinish
+			}
+			what := "the code is a function expression"
+			if st.kind == kFunc {
+				what = "the code only declares the function " + st.name
+			} else if strings.HasSuffix(strings.TrimSpace(p.src), ";") && o.Mode == Call {
+				what = "the code is a function followed by `;`"
+			}
+			p.info(a.origin(st.at), what+"; it was called and its return value is the result", p.loneHint(st))
+		default:
+			for _, t := range a.tail {
+				ed = append(ed, edit{t, 0, "return "})
+			}
+			if len(a.tail) > 0 {
+				p.tails = true
+				p.info(a.origin(a.tail[0]), "the value of the last expression is the result, as no return ran before it", "end with `return <value>`")
+			}
+		}
+		if len(ed) == 0 && o.Mode != Module {
+			return // plain code runs as it is
+		}
+		p.set(a, ed, bodyOptions(o, finish))
+		return
+	}
+
+	// A module that stays a module.
+	var call string
+	switch {
+	case useDefault:
+		st := a.top[dflt]
+		name := p.bindDefault(a, st, &ed)
+		call, p.dflt = `typeof d === "function" && d.length === 0`, name
+		p.info(a.origin(st.at), "the module's default export is its result (awaited; called, if it is a function without parameters)", "")
+		p.finishModule(a, ed, name, call)
+	case lone >= 0:
+		st := a.top[lone]
+		name := st.name
+		if st.kind == kExpr {
+			ed = append(ed, edit{st.at, 0, "const " + defaultName + " = "})
+			name = defaultName
+			p.lone = "expr"
+		} else {
+			p.lone = name
+		}
+		call = `typeof d === "function"`
+		p.info(a.origin(st.at), "the script only defines a function; it was called and its return value is the result", p.loneHint(st))
+		p.finishModule(a, ed, name, call)
+	}
+}
+
+// finishModule ends a module with the call that makes its default value the
+// result, unless the script assigned one.
+func (p *Prepared) finishModule(a *analysis, ed edits, name, call string) {
+	if p.dflt == "" {
+		p.dflt = name
+	}
+	suffix := "\n;await (async (d) => { const v = await (" + call + " ? d() : d); if (typeof v !== \"function\" && globalThis.__codemode_result__ === undefined) globalThis.__codemode_result__ = v; })(" + name + ");\n"
+	o := p.plainOptions()
+	o.Lang = "js"
+	o.Suffix += suffix
+	p.set(a, ed, o)
+}
+
+// bindDefault rewrites `export default x` so that a name holds x, and
+// returns the name.
+func (p *Prepared) bindDefault(a *analysis, st stmt, ed *edits) string {
+	if st.decl < 0 { // export { name as default }
+		if p.body {
+			*ed = append(*ed, edit{st.start, st.end - st.start, strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
+		}
+		return st.name
+	}
+	if st.name != "" { // export default function f() {} / class C {}: keep the declaration
+		*ed = append(*ed, edit{st.at, st.decl - st.at, ""})
+		return st.name
+	}
+	*ed = append(*ed, edit{st.at, st.decl - st.at, "const " + defaultName + " = "})
+	return defaultName
+}
+
+// set makes Code from the analysis's JavaScript with ed applied.
+func (p *Prepared) set(a *analysis, ed edits, o *transpile.Options) {
+	ed.sort()
+	p.a, p.ed = a, ed
+	p.Code = ed.apply(a.js)
+	t := *o
+	t.Lang = "js"
+	p.Transpile = &t
+}
+
+// statements returns the indices of the top-level statements that do
+// something: not imports, not empty statements.
+func (p *Prepared) statements(a *analysis) []int {
+	var out []int
+	for i, st := range a.top {
+		if st.kind != kImport && st.kind != kEmpty {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// canonicalReturn says how the surface's code hands back its result.
+func (p *Prepared) canonicalReturn() string {
+	if p.opts.Mode == Module {
+		return "assign the result to globalThis.__codemode_result__"
+	}
+	return "`return` the result"
+}
+
+// loneHint shows the canonical form of a lone function for the surface.
+func (p *Prepared) loneHint(st stmt) string {
+	switch p.opts.Mode {
+	case Module:
+		if st.kind == kFunc {
+			return "call it yourself: globalThis.__codemode_result__ = await " + st.name + "();"
+		}
+		return "write the function's body at the top level and assign globalThis.__codemode_result__"
+	case Body:
+		if st.kind == kFunc {
+			return "call it yourself: return await " + st.name + "();"
+		}
+		return "write the function's body itself, ending with `return <value>`"
+	}
+	return "send the function without a trailing `;`: async () => { ... }"
+}
+
+// Position returns the function that maps a position in out (the
+// transpiled Code) to "file:line:col" in the agent's source.
+func (p *Prepared) Position(out *transpile.Output) func(line, col int) string {
+	if p.a == nil {
+		return out.Position
+	}
+	return func(line, col int) string {
+		return p.MapPath(out.Position(line, col))
+	}
+}
+
+// MapPath maps a "file:line:col" path in Code to the agent's source.
+func (p *Prepared) MapPath(path string) string {
+	if p.a == nil || path == "" {
+		return path
+	}
+	off, ok := offsetOf(p.Code, path)
+	if !ok {
+		return path
+	}
+	return p.a.origin(p.ed.back(off))
+}
+
+// Plain returns the agent's code as it is (without a markdown fence), in
+// the surface's form: what to run if the reshaped Code does not transpile.
+func (p *Prepared) Plain() *Prepared {
+	if p.plain == nil {
+		return p
+	}
+	return p.plain
+}
+
+// Changed reports whether Code differs from the agent's code (beyond a
+// markdown fence).
+func (p *Prepared) Changed() bool { return p.a != nil }
+
+// MemberCall is a call obj.member(...) in the code, at Line of the agent's
+// source.
+type MemberCall struct {
+	Object, Member string
+	Line           int
+}
+
+// Calls returns the obj.member(...) calls of the code (nil if it cannot be
+// read): with an error's line, they tell what "not a function" was called.
+func (p *Prepared) Calls() []MemberCall {
+	a, _ := analyze(p.src, p.opts.Lang)
+	if a == nil {
+		return nil
+	}
+	out := make([]MemberCall, len(a.call))
+	for i, c := range a.call {
+		out[i] = MemberCall(c)
+	}
+	return out
+}
+
+// NoResult returns a NO_RESULT warning if a run of the code ended without
+// error and with a null result although the code looks like it meant to
+// produce a value: a final expression statement or declaration, a function
+// never called, a default export that was not used. Otherwise nil.
+func (p *Prepared) NoResult(result json.RawMessage, diags []diag.Diagnostic) *diag.Diagnostic {
+	if strings.TrimSpace(string(result)) != "null" {
+		return nil
+	}
+	for _, d := range diags {
+		if d.Severity == diag.SeverityError {
+			return nil
+		}
+	}
+	a, _ := analyze(p.src, p.opts.Lang)
+	if a == nil || p.opts.Mode == Module && !p.body && a.sets && p.dflt == "" {
+		return nil // it assigns its result itself; null is its value
+	}
+	warn := func(off int, msg, hint string) *diag.Diagnostic {
+		return &diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.NoResult, Message: msg, Hint: hint, Path: a.origin(off)}
+	}
+	ret := p.canonicalFix
+	switch {
+	case p.dflt != "" && p.lone == "":
+		st := p.defaultStmt(a)
+		return warn(st.at, "the default export gave no value: a function with parameters is not called, and one that returns nothing gives undefined",
+			"export a function without parameters that returns the value: export default async () => { ...; return value; }")
+	case p.lone != "":
+		st := a.top[p.statements(a)[0]]
+		return warn(st.at, "the function ran but returned nothing (undefined)", "end the function with `return <value>`")
+	}
+	real := p.statements(a)
+	if len(real) == 0 {
+		return nil
+	}
+	// A function declared and never called.
+	for _, i := range real {
+		if st := a.top[i]; st.kind == kFunc && st.name != "" && a.refs[st.name] <= 1 {
+			return warn(st.at, "the function "+st.name+" is declared but never called, so nothing ran", ret("await "+st.name+"()"))
+		}
+	}
+	last := a.top[real[len(real)-1]]
+	switch last.kind {
+	case kExpr:
+		if last.console || last.fn {
+			return nil
+		}
+		text := statementText(a, last)
+		if p.tails {
+			return warn(last.at, "the last expression ("+text+") evaluated to undefined, so the result is null",
+				"return the value you want, e.g. return await <tool call>")
+		}
+		return warn(last.at, "the script ends with an expression ("+text+") whose value is discarded", ret(text))
+	case kVar:
+		if last.name != "" {
+			return warn(last.at, "the script's last statement declares "+last.name+" but the result is null", ret(last.name))
+		}
+	}
+	return nil
+}
+
+// canonicalFix is the one line that makes expr the result on this surface.
+func (p *Prepared) canonicalFix(expr string) string {
+	if p.opts.Mode == Module && !p.body {
+		return "globalThis.__codemode_result__ = " + expr + ";"
+	}
+	return "return " + expr + ";"
+}
+
+func (p *Prepared) defaultStmt(a *analysis) stmt {
+	for _, st := range a.top {
+		if st.kind == kDefault {
+			return st
+		}
+	}
+	return stmt{}
+}
+
+// statementText is an expression statement's text (as esbuild printed it),
+// on one line and clipped, without its semicolon.
+func statementText(a *analysis, st stmt) string {
+	s := strings.TrimSpace(a.js[st.at:st.end])
+	s = strings.TrimSuffix(s, ";")
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:97]) + "…"
+	}
+	return s
+}
