@@ -35,19 +35,19 @@ const (
 
 // analysis is what the tree says about a script.
 type analysis struct {
-	js   string             // the readable JavaScript
-	out  *transpile.Output  // js, with the map back to the source
-	prog *ast.Program       //
-	top  []stmt             // the top-level statements
-	ret  bool               // a top-level return (outside any function)
-	tail []int              // offsets in js of expression statements whose value a body would end with
-	refs map[string]int     // how often each name appears (a function named once is never called)
-	call []call             // obj.member(...) calls anywhere
-	lang string             // "ts" or "js"
-	errs []string           //
-	sets bool               // the code names __codemode_result__
-	rets []placeholder      // the returns replaced, as they appear in js
-	src  string             // the (unfenced) source analysed
+	js   string            // the readable JavaScript
+	out  *transpile.Output // js, with the map back to the source
+	prog *ast.Program      //
+	top  []stmt            // the top-level statements
+	ret  bool              // a top-level return (outside any function)
+	tail []int             // offsets in js of expression statements whose value a body would end with
+	refs map[string]int    // how often each name appears (a function named once is never called)
+	call []call            // obj.member(...) calls anywhere
+	lang string            // "ts" or "js"
+	errs []string          //
+	sets bool              // the code names __codemode_result__
+	rets []placeholder     // the returns replaced, as they appear in js
+	src  string            // the (unfenced) source analysed
 }
 
 // placeholder is a replaced return as it appears in js: [at, at+n) is the
@@ -57,16 +57,16 @@ type placeholder struct{ at, n int }
 type kind uint8
 
 const (
-	kOther kind = iota
-	kExpr       // an expression statement
-	kFunc       // a function declaration
-	kClass      // a class declaration
-	kVar        // var, let or const
-	kImport     // an import declaration
-	kExport     // an export of a declaration or a list
-	kDefault    // export default
-	kReturn     // a top-level return (a placeholder)
-	kEmpty      // ;
+	kOther   kind = iota
+	kExpr         // an expression statement
+	kFunc         // a function declaration
+	kClass        // a class declaration
+	kVar          // var, let or const
+	kImport       // an import declaration
+	kExport       // an export of a declaration or a list
+	kDefault      // export default
+	kReturn       // a top-level return (a placeholder)
+	kEmpty        // ;
 )
 
 // stmt is one top-level statement of the readable JavaScript.

@@ -63,10 +63,12 @@ type Options struct {
 	// contain a line break (the agent's lines keep their numbers).
 	Imports, Bind string
 	// Finish is a JavaScript function applied to the code's value, whose
-	// (awaited) return value is the result. For Call the default calls a
-	// function value without arguments and returns any other value as it
-	// is; for Body and Module the value is the result as it is, except
-	// that a lone function is called.
+	// (awaited) return value is the result; its second argument is true
+	// when the code ran as a function body (its value is what it returned)
+	// rather than as an expression. For Call the default calls a function
+	// value without arguments and returns any other value as it is; for
+	// Body and Module the value is the result as it is, except that a lone
+	// function is called.
 	Finish string
 }
 
@@ -88,8 +90,8 @@ type Prepared struct {
 	opts  Options
 	plain *Prepared // the code as the agent wrote it (unfenced), for Plain
 	src   string    // the agent's code, unfenced
-	a    *analysis // set when Code was made from the analysis
-	ed   edits     // Code = ed applied to a.js
+	a     *analysis // set when Code was made from the analysis
+	ed    edits     // Code = ed applied to a.js
 	// What was done, for NoResult.
 	body  bool   // ran as a function body
 	lone  string // "expr" or the name of a lone function declaration that was called
@@ -187,7 +189,7 @@ func (p *Prepared) plainOptions() *transpile.Options {
 func bodyOptions(o Options, finish string) *transpile.Options {
 	open, close := "", ""
 	if finish != "" {
-		open, close = finish+"(await ", ")"
+		open, close = finish+"(await ", ", true)"
 	}
 	return &transpile.Options{Lang: o.Lang,
 		Prefix: o.Imports + o.Bind + "{const __codemode_value__ = await " + open + "(async () => {",
@@ -486,6 +488,14 @@ func (p *Prepared) NoResult(result json.RawMessage, diags []diag.Diagnostic) *di
 	}
 	real := p.statements(a)
 	if len(real) == 0 {
+		return nil
+	}
+	if p.opts.Mode == Call && !p.body {
+		// An expression: its value was the result, or it was a function
+		// that Finish called.
+		if st := a.top[real[0]]; len(real) == 1 && st.kind == kExpr && st.fn {
+			return warn(st.at, "the function ran but returned nothing (undefined)", "end the function with `return <value>`")
+		}
 		return nil
 	}
 	// A function declared and never called.

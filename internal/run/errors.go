@@ -100,7 +100,9 @@ func nonNil(s []string) []string {
 
 // ClosestHint lists the known names nearest to name first ("did you mean
 // …?"), for hints about a name that does not exist.
-func ClosestHint(name string, known []string, what string) string { return closestHint(name, known, what) }
+func ClosestHint(name string, known []string, what string) string {
+	return closestHint(name, known, what)
+}
 
 // nodeModules are Node.js names agents reach for; each has an equivalent
 // through an MCP server, if the gateway has one.

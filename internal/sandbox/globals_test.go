@@ -176,8 +176,10 @@ func TestGlobalNamesFixture(t *testing.T) {
 	if !reflect.DeepEqual(got.Symbols, []string{"Symbol(Symbol.toStringTag)"}) {
 		t.Errorf("global symbols %q", got.Symbols)
 	}
-	if !reflect.DeepEqual(got.Console, []string{"debug", "error", "log", "warn"}) {
-		t.Errorf("console has %q, want exactly debug, error, log, warn", got.Console)
+	// The spec's four levels, and info, trace, table and dir, which log
+	// at level "log" (see TestConsoleExtras).
+	if !reflect.DeepEqual(got.Console, []string{"debug", "dir", "error", "info", "log", "table", "trace", "warn"}) {
+		t.Errorf("console has %q, want exactly debug, dir, error, info, log, table, trace, warn", got.Console)
 	}
 	if !got.Proto {
 		t.Error("the global object's prototype is not Object.prototype")
@@ -658,5 +660,21 @@ globalThis.__codemode_result__ = out;`, opts)
 		if d.ErrorClass != diag.ServerNotFoundError || d.Hint != "call listServers()" || !strings.HasSuffix(d.Message, `there is no server "nope"`) {
 			t.Errorf("%s: %s", code, diagString(res))
 		}
+	}
+}
+
+// console.info, trace, table and dir log at level "log" instead of throwing
+// "not a function"; the levels stay the spec's four.
+func TestConsoleExtras(t *testing.T) {
+	res := Run(context.Background(), `console.info("i", 1); console.trace("t"); console.table([{a: 1}]); console.dir({b: 2});
+globalThis.__codemode_result__ = [console.info.name, typeof console.trace];`, nil)
+	wantResult(t, res, `["info","function"]`)
+	var got []string
+	for _, l := range res.Logs {
+		got = append(got, string(l.Level)+" "+l.Message)
+	}
+	want := []string{"log i 1", "log Trace: t", `log [{"a":1}]`, `log {"b":2}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("logs %q, want %q", got, want)
 	}
 }

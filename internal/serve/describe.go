@@ -30,16 +30,16 @@ func (s *Server) instructions() string {
 
 // sandboxDoc describes the language and globals, shared by every surface
 // that runs code.
-const sandboxDoc = `Sandbox: ES2023 with async/await; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch/network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Fresh sandbox per call; timers pending at the end are cancelled.`
+const sandboxDoc = `Sandbox: ES2023; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error (info is log), setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch/network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Fresh sandbox per call; timers pending at the end are cancelled.`
 
 // unwrapDoc is §5.3.2.
-const unwrapDoc = `A tool returns its structuredContent if it has one, else a single text block as a string, else the whole MCP result ({content:[...]}; images and audio as base64).`
+const unwrapDoc = `A tool returns its structuredContent, else its single text block as a string, else the MCP result ({content:[...]}; images and audio as base64).`
 
-const errorsDoc = `A failed call throws (catch it to go on); classes from "@codemode/errors", each with .hint: SchemaValidationError (input checked against the tool's schema before calling; .path .expected .received .example), ToolCallError (the tool reported an error), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
+const errorsDoc = `A failed call throws an error with .hint, of a class from "@codemode/errors": SchemaValidationError (input invalid for the tool's schema; .path .expected .received .example), ToolCallError (the tool reported an error), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
 
 func limitsDoc(c *config.Config) string {
 	d, m := c.DefaultLimits, c.MaxLimits
-	return fmt.Sprintf("limits (optional, default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys are ignored.",
+	return fmt.Sprintf("limits (default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys are ignored.",
 		d.TimeoutMs, m.TimeoutMs, size(d.MaxMemoryBytes), size(m.MaxMemoryBytes), size(d.MaxLogBytes), size(m.MaxLogBytes),
 		d.MaxToolCalls, m.MaxToolCalls, size(d.MaxResultBytes), size(m.MaxResultBytes))
 }

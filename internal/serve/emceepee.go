@@ -17,7 +17,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
-	"github.com/codemode-mcp/codemode/internal/transpile"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 )
 
 // The emceepee surface: emceepee's pair, codemode_search (regex over names
@@ -349,7 +349,7 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 	}
 	start := time.Now()
 	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
 			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
 		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}}

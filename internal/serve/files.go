@@ -14,7 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
-	"github.com/codemode-mcp/codemode/internal/transpile"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/typegen"
 )
 
@@ -176,8 +176,9 @@ func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in r
 func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
 	// Bifrost's form: a function body that returns its result.
 	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
-		run.Extra{Transpile: transpile.Body(), Prelude: []string{globalsModule}, Modules: f.modules, LimitParams: fixedLimits})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{globalsModule}, Modules: f.modules, LimitParams: fixedLimits})
 	f.hintServerKeys(resp)
+	f.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }
 
@@ -193,7 +194,8 @@ func (f filesSurface) modules(ctx context.Context, v *run.View, spec string) (st
 // objects that do exist, since a wrong server name is the usual cause.
 func (f filesSurface) hintServerKeys(resp *run.Response) {
 	for i, d := range resp.Diagnostics {
-		if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") {
+		if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") ||
+			strings.Contains(d.Hint, "@codemode/servers/") { // the run named the server module already (fs, require)
 			continue
 		}
 		servers, _ := f.s.cat.View().All(context.Background())

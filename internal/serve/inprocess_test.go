@@ -380,21 +380,32 @@ func TestDescriptionExamplesUseTheCatalog(t *testing.T) {
 	}
 }
 
-// On the surfaces with servers as global objects, calling a name that is
-// no tool of the server throws ToolNotFoundError listing the tools, not
-// "not a function"; the server object still looks like its module.
+// On the surfaces with servers as global objects, a server object answers
+// exactly its tools: an unknown name is undefined (typeof, in, Object.keys
+// and optional chaining agree), and calling one fails with a
+// ToolNotFoundError diagnostic listing the closest tools (the engine's "not
+// a function", rewritten).
 func TestGlobalUnknownToolIsToolNotFound(t *testing.T) {
 	g := newInproc(t, true, nil, "search-execute", "files")
 	for tool, code := range map[string]string{
-		"execute":         `async () => { try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] } }`,
-		"executeToolCode": `try { await calc.addd({a: 1, b: 2}) } catch (e) { return [e.name, e.message + " | " + e.hint, typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})] }`,
+		"execute":         `async () => [typeof calc.addd, "addd" in calc, Object.keys(calc).includes("addd"), calc.addd?.({}) ?? "none", typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})]`,
+		"executeToolCode": `return [typeof calc.addd, "addd" in calc, Object.keys(calc).includes("addd"), calc.addd?.({}) ?? "none", typeof calc.then, Object.keys(calc).includes("add"), await calc.add({a: 1, b: 2})]`,
 	} {
 		raw := g.call(t, tool, map[string]any{"code": code})
 		_, resp := asRun(t, raw)
-		var got []any
-		json.Unmarshal(resp.Result, &got)
-		if len(got) != 5 || got[0] != "ToolNotFoundError" || !strings.Contains(fmt.Sprint(got[1]), "add") || got[2] != "undefined" || got[3] != true || got[4] != "3" {
+		if !jsonEq(t, string(resp.Result), `["undefined",false,false,"none","undefined",true,"3"]`) {
 			t.Errorf("%s: %s", tool, raw)
 		}
 	}
+	for tool, code := range map[string]string{
+		"execute":         "async () => {\n  const r = await calc.addd({a: 1, b: 2});\n  return r;\n}",
+		"executeToolCode": "const r = await calc.addd({a: 1, b: 2});\nreturn r;",
+	} {
+		_, resp := asRun(t, g.call(t, tool, map[string]any{"code": code}))
+		d := resp.errorDiag()
+		if d == nil || d.ErrorClass != "ToolNotFoundError" || !strings.Contains(d.Message, "calc.addd") || !strings.Contains(d.Hint, `did you mean "add"`) {
+			t.Errorf("%s: want a ToolNotFoundError suggesting add: %+v", tool, d)
+		}
+	}
 }
+

@@ -225,14 +225,16 @@ func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []strin
 // runDescription is the description of the run surface's tool.
 func runDescription(cfg *config.Config, context string) string {
 	var b strings.Builder
-	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions, and get {logs, result, diagnostics, toolTrace}.
-Import a server's tools: import { get_sum } from "@codemode/servers/<serverId>" (characters not allowed in identifiers become "_": get-sum → get_sum; reserved words get "_": export → export_). Top-level await works. Set the result with globalThis.__codemode_result__ = <JSON data> (else null).
-Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name" | "description" | "full").
+	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions; get {logs, result, diagnostics, toolTrace}.
+Import tools: import { get_sum } from "@codemode/servers/<serverId>" (names made identifiers: get-sum → get_sum, export → export_). Top-level await works. Result: globalThis.__codemode_result__ = <JSON data> (else null).
+A top-level return runs the script as an async function body returning the result.
+Without __codemode_result__, the default export (awaited; called if it takes no parameters) is the result.
+Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name"|"description"|"full").
 `)
 	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
 	b.WriteString(limitsDoc(cfg) + "\n")
-	b.WriteString("requestedCapabilities (optional): server ids to connect first; unavailable ones are reported.\n")
-	b.WriteString("Use Promise.all for independent calls. Aggregate and filter in code; log summaries, not dumps.\n")
+	b.WriteString("requestedCapabilities: server ids to connect first; unavailable ones are reported.\n")
+	b.WriteString("Use Promise.all for independent calls; aggregate in code, log summaries.\n")
 	b.WriteString(context)
 	return b.String()
 }

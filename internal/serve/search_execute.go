@@ -13,8 +13,8 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/run"
-	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // The search-execute surface: the search + execute pair of Cloudflare's API
@@ -63,18 +63,20 @@ Each server is a global object named by its id ("-" becomes "_"), also available
 	}
 }
 
-// searchTranspile runs search's code as an expression whose value, a
-// function, the catalog module's search() calls with the catalog. It is
-// transpile.Call with a check: any other value is refused with the form
-// the code must take, rather than returned as the result.
-var searchTranspile = &transpile.Options{
-	Prefix: fmt.Sprintf("import { search as __codemode_search } from %q;globalThis.__codemode_result__ = await __codemode_search(", catalogModule),
-	Suffix: "\n);\n",
+// searchForm runs search's code as an expression (or a function body)
+// whose value, a function, the catalog module's search() calls with the
+// catalog. The catalog is also bound as the free variables `catalog` (as
+// Thoughtbox does) and `spec` (as Cloudflare's API server does).
+var searchForm = &normalize.Options{
+	Mode:    normalize.Call,
+	Imports: fmt.Sprintf("import { search as __codemode_search, catalog as __codemode_catalog } from %q;", catalogModule),
+	Bind:    "const catalog = await __codemode_catalog(), spec = catalog;",
+	Finish:  "((f, body) => __codemode_search(f, catalog, body))",
 }
 
 func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
 	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
-		Transpile:   searchTranspile,
+		Normalize:   searchForm,
 		ReadOnly:    true,
 		Modules:     se.searchModules,
 		Ops:         se.catalogOps(),
@@ -114,7 +116,11 @@ func notAFunction(ctx context.Context, code string, resp *run.Response) {
 }
 
 func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
-	resp := se.s.runCallOrBody(ctx, in.Code, executeTimeoutMs, run.Extra{Prelude: []string{globalsModule}, Modules: se.executeModules, LimitParams: fixedLimits})
+	// An arrow function to call, the surface's documented form, or a
+	// function body (see normalize.Call).
+	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{globalsModule}, Modules: se.executeModules, LimitParams: fixedLimits})
+	se.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }
 
@@ -160,28 +166,20 @@ func (se searchExecuteSurface) catalogOps() func(context.Context, *run.View, str
 	}
 }
 
-// runCallOrBody runs code as an arrow function to call, the surface's
-// documented form, and falls back to a function body with `return` when the
-// code is not an expression.
-func (s *Server) runCallOrBody(ctx context.Context, code string, timeoutMs int64, x run.Extra) *run.Response {
-	req := run.Request{Code: code, Limits: config.Limits{TimeoutMs: timeoutMs}}
-	x.Transpile = transpile.Call("", "")
-	if _, diags := transpile.Module(ctx, code, x.Transpile); len(diags) > 0 && diags[0].Code == diag.SyntaxError {
-		x.Transpile = transpile.Body()
-	}
-	return s.runner.RunWith(ctx, req, x)
-}
-
 // catalogSource is search's module: the catalog as data, and search(),
-// which calls the agent's function with it.
+// which calls the agent's function with it. Code written as a function body
+// (statements that return a value computed from the free variable
+// `catalog`) has that value as its result; an expression must be a
+// function.
 const catalogSource = `import { call, classes } from "@codemode/internal";
 export const catalog = () => call("surface.catalog", []);
-export async function search(f) {
+export async function search(f, data, body) {
   if (typeof f !== "function") {
+    if (body) return f;
     throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
       { hint: "pass the function itself, e.g. async (catalog) => Object.keys(catalog.operations)" });
   }
-  return await f(await catalog());
+  return await f(data);
 }
 `
 
@@ -227,20 +225,24 @@ func (s *Server) catalogData(ctx context.Context, v *run.View) (json.RawMessage,
 			ops[t.ExportName] = op
 		}
 		out.Operations[srv.ID] = ops
+		// Every server has a list of each kind, [] when it has none (or
+		// listing failed): Object.values(catalog.resources).flat() must
+		// work.
+		out.Prompts[srv.ID], out.Resources[srv.ID], out.ResourceTemplates[srv.ID] = []any{}, []any{}, []any{}
 		if s.mgr == nil {
 			continue
 		}
 		caps := srv.Snapshot.Capabilities
 		if caps != nil && caps.Prompts != nil {
-			if ps, err := s.mgr.ListPrompts(ctx, srv.ID); err == nil {
+			if ps, err := s.mgr.ListPrompts(ctx, srv.ID); err == nil && len(ps) > 0 {
 				out.Prompts[srv.ID] = ps
 			}
 		}
 		if caps != nil && caps.Resources != nil {
-			if rs, err := s.mgr.ListResources(ctx, srv.ID); err == nil {
+			if rs, err := s.mgr.ListResources(ctx, srv.ID); err == nil && len(rs) > 0 {
 				out.Resources[srv.ID] = rs
 			}
-			if rt, err := s.mgr.ListResourceTemplates(ctx, srv.ID); err == nil {
+			if rt, err := s.mgr.ListResourceTemplates(ctx, srv.ID); err == nil && len(rt) > 0 {
 				out.ResourceTemplates[srv.ID] = rt
 			}
 		}

@@ -10,11 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/schema"
 	"github.com/codemode-mcp/codemode/internal/typegen"
@@ -133,9 +135,11 @@ func serverIDs(servers []*catalog.Server) []string {
 const globalsModule = "@codemode/surface/globals"
 
 // globalsSource defines one global object per configured server. A
-// connected server's object is its module namespace (frozen, listing its
-// tools) behind a proxy that turns other names into calls that fail with
-// ToolNotFoundError. A server that cannot be reached gets an object whose
+// connected server's object is its module namespace: it answers exactly its
+// tools (an unknown name is undefined to typeof, in, Object.keys and
+// optional chaining alike), and calling an unknown one fails with the
+// engine's "not a function", which missingTools reports as the
+// ToolNotFoundError it is. A server that cannot be reached gets an object whose
 // every tool rejects with the reason (ServerNotFoundError, or
 // AuthenticationError): a script that uses it learns why, and one that
 // does not is not told about it.
@@ -155,15 +159,12 @@ const inert = { __proto__: null, then: 1, toJSON: 1, toString: 1, valueOf: 1, co
 const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
   get: (_, name) => typeof name !== "string" || name in inert ? undefined : route(op, name),
 });
-const server = (op, ns) => new Proxy(ns, {
-  get: (t, name) => typeof name !== "string" || name in t || name in inert ? t[name] : route(op, name),
-});
 `)
 	for i, srv := range servers {
 		fmt.Fprintf(&b, "import * as s%d from %q;\n", i, run.ServerModulePrefix+srv.ID)
 	}
 	for i, srv := range servers {
-		fmt.Fprintf(&b, "define(%q, server(%q, s%d));\n", typegen.GlobalName(srv.ID), run.ToolOp(srv.ID, ""), i)
+		fmt.Fprintf(&b, "define(%q, s%d);\n", typegen.GlobalName(srv.ID), i)
 	}
 	for _, id := range v.Catalog().IDs() {
 		if _, down := failed[id]; down {
@@ -195,4 +196,55 @@ func (s *Server) reachable(ctx context.Context, v *catalog.View) ([]*catalog.Ser
 		out = append(out, srv)
 	}
 	return out, failed
+}
+
+// missingTools reports a call of a server object's member that is no tool
+// (the engine's "not a function", which does not name the callee) as the
+// ToolNotFoundError it is, listing the server's closest tools.
+func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
+	for i, d := range resp.Diagnostics {
+		if d.Code != diag.UncaughtException || !strings.HasSuffix(d.Message, "not a function") || d.Path == "" {
+			continue
+		}
+		line := pathLine(d.Path)
+		servers, _ := s.reachable(ctx, s.cat.View())
+		byGlobal := map[string]*catalog.Server{}
+		for _, srv := range servers {
+			byGlobal[typegen.GlobalName(srv.ID)] = srv
+		}
+		for _, c := range resp.Calls() {
+			srv := byGlobal[c.Object]
+			if c.Line != line || srv == nil {
+				continue
+			}
+			tools := make([]string, 0, len(srv.Tools))
+			known := false
+			for _, t := range srv.Tools {
+				tools = append(tools, t.ExportName)
+				known = known || t.ExportName == c.Member
+			}
+			if known {
+				continue
+			}
+			resp.Diagnostics[i].ErrorClass = diag.ToolNotFoundError
+			resp.Diagnostics[i].Message = fmt.Sprintf("Uncaught ToolNotFoundError: %s.%s is not a tool of server %q (%s)", c.Object, c.Member, srv.ID,
+				strings.TrimPrefix(run.ClosestHint(c.Member, tools, "tools"), "available "))
+			resp.Diagnostics[i].Hint = "call one of the server's tools: " + run.ClosestHint(c.Member, tools, "tools")
+			break
+		}
+	}
+}
+
+// pathLine is the line of a "file:line:col" path, or 0.
+func pathLine(p string) int {
+	i := strings.LastIndexByte(p, ':')
+	if i < 0 {
+		return 0
+	}
+	j := strings.LastIndexByte(p[:i], ':')
+	if j < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(p[j+1 : i])
+	return n
 }

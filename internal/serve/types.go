@@ -120,7 +120,7 @@ func (s *Server) context(servers []*catalog.Server, f form) (text string, full b
 // discovery finds it.
 func (s *Server) index(servers []*catalog.Server) string {
 	budget := s.cfg.Serve.IndexBudgetTokens
-	head := "Servers (declarations are too large to list here; a server's arrive with the first result that imports it, and searchTools/getTool describe any tool):\n"
+	head := "Servers (a server's declarations come with the first result that imports it; searchTools/getTool describe any tool):\n"
 	used := typegen.CountTokens(head)
 	lines := make([]string, 0, len(servers))
 	shown := len(servers)

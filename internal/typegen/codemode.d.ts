@@ -229,9 +229,17 @@ declare var __codemode_result__: unknown;
 /** Captured into the response's logs; nothing else is available. */
 declare var console: {
   log(...data: unknown[]): void;
+  /** The same as log (level "log"). */
+  info(...data: unknown[]): void;
   debug(...data: unknown[]): void;
   warn(...data: unknown[]): void;
   error(...data: unknown[]): void;
+  /** Logged at level "log" after "Trace:", without a stack. */
+  trace(...data: unknown[]): void;
+  /** Logged at level "log", as JSON. */
+  table(data: unknown): void;
+  /** Logged at level "log", as JSON. */
+  dir(data: unknown): void;
 };
 
 declare function setTimeout<A extends unknown[]>(handler: (...args: A) => void, timeout?: number, ...args: A): number;

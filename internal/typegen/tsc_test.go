@@ -334,7 +334,8 @@ if (e instanceof SchemaValidationError) console.log(e.path.length); // error
 setInterval(() => {}, 1000); // error
 const m = require("fs"); // error
 console.log(process.env.HOME); // error
-console.info("no info"); // error
+console.info("info", console.trace("t"), console.table([1]), console.dir({})); // logged at level "log"
+console.group("no group"); // error
 new XMLHttpRequest(); // error
 new WebSocket("wss://x"); // error
 new SharedArrayBuffer(8); // error

@@ -321,6 +321,27 @@
   consoleObj.debug = logger("debug");
   consoleObj.warn = logger("warn");
   consoleObj.error = logger("error");
+  // Beyond the spec's four: the methods agents reach for degrade to a log
+  // entry of level "log" instead of throwing "not a function" (§3.3.1 keeps
+  // its four levels). info is log; trace prefixes "Trace:" (no stack:
+  // frames would name the sandbox's internals); table and dir log their
+  // data as log does.
+  consoleObj.info = logger("log");
+  defineProperty(consoleObj.info, "name", { value: "info" });
+  {
+    const log = consoleObj.log;
+    consoleObj.trace = function trace() {
+      const args = ["Trace:"];
+      for (let i = 0; i < arguments.length; i++) args[i + 1] = arguments[i];
+      apply(log, undefined, args);
+    };
+    consoleObj.table = function table(data) {
+      apply(log, undefined, [data]);
+    };
+    consoleObj.dir = function dir(data) {
+      apply(log, undefined, [data]);
+    };
+  }
   defineProperty(g, "console", { value: consoleObj, writable: true, enumerable: false, configurable: true });
 
   // --- Timers ---------------------------------------------------------------
