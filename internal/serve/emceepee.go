@@ -15,9 +15,9 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
-	"github.com/codemode-mcp/codemode/internal/normalize"
 )
 
 // The emceepee surface: emceepee's pair, codemode_search (regex over names

@@ -408,4 +408,3 @@ func TestGlobalUnknownToolIsToolNotFound(t *testing.T) {
 		}
 	}
 }
-
