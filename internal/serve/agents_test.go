@@ -165,7 +165,6 @@ func (g *agentGateway) run(t *testing.T, tool, code string) (json.RawMessage, ru
 	return raw, resp
 }
 
-
 // TestAgentCorpus runs every script of the corpus and checks its result.
 func TestAgentCorpus(t *testing.T) {
 	if len(agentCorpus) < 40 {
