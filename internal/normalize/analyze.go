@@ -487,7 +487,9 @@ func (a *analysis) tails(list []ast.Statement, acc []int) []int {
 				continue // export { … }: esbuild moves exports there
 			}
 		case *ast.ExpressionStatement:
-			if !a.isPlaceholder(n.Expression) {
+			// A console call's value is undefined: returning it would change
+			// nothing but the diagnostics.
+			if !a.isPlaceholder(n.Expression) && !isConsoleCall(n.Expression) && !setsResult(n.Expression) {
 				acc = append(acc, a.startOf(int(n.Idx0())-1))
 			}
 		case *ast.BlockStatement:
@@ -631,4 +633,20 @@ func asNode(v reflect.Value) (ast.Node, bool) {
 	}
 	node, ok := v.Interface().(ast.Node)
 	return node, ok
+}
+
+// setsResult reports whether e assigns __codemode_result__: such a last
+// statement already says what the result is.
+func setsResult(e ast.Expression) bool {
+	as, ok := e.(*ast.AssignExpression)
+	if !ok {
+		return false
+	}
+	switch l := as.Left.(type) {
+	case *ast.Identifier:
+		return l.Name == "__codemode_result__"
+	case *ast.DotExpression:
+		return l.Identifier.Name == "__codemode_result__"
+	}
+	return false
 }

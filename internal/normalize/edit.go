@@ -45,7 +45,7 @@ func (e edits) back(off int) int {
 		if x.at < last {
 			continue
 		}
-		start := x.at + shift // where the edit's text starts in the edited text
+		start := x.at - shift // where the edit's text starts in the edited text
 		if off < start {
 			break
 		}

@@ -141,10 +141,24 @@ func Prepare(src string, opts *Options) *Prepared {
 	}
 	a, _ := analyze(text, o.Lang)
 	if a == nil {
+		if o.Mode == Call && !ok {
+			// Not an expression, and not readable: report on it as a
+			// function body, the other form the surface takes.
+			p.Transpile = bodyOptions(o, p.callFinish())
+			p.plain.Transpile = p.Transpile
+		}
 		return p
 	}
-	p.reshape(a)
+	p.reshape(a, ok)
 	return p
+}
+
+// callFinish is Options.Finish, or callFinish for Call.
+func (p *Prepared) callFinish() string {
+	if p.opts.Finish == "" && p.opts.Mode == Call {
+		return callFinish
+	}
+	return p.opts.Finish
 }
 
 // isSyntax reports whether diags are syntax errors.
@@ -203,7 +217,7 @@ func (p *Prepared) info(path, msg, hint string) {
 
 // reshape makes Code from the analysis, or leaves the plain code if nothing
 // needs changing.
-func (p *Prepared) reshape(a *analysis) {
+func (p *Prepared) reshape(a *analysis, plainOK bool) {
 	o := p.opts
 	body := o.Mode != Module || a.ret
 	var ed edits
@@ -230,7 +244,7 @@ func (p *Prepared) reshape(a *analysis) {
 		lone = -1 // the script sets its result itself
 	}
 
-	finish := o.Finish
+	finish := p.callFinish()
 	if body {
 		p.body = true
 		if a.ret && o.Mode == Module {
@@ -241,7 +255,7 @@ func (p *Prepared) reshape(a *analysis) {
 			case kImport:
 				gen := dynamicImport(st.node.(*ast.ImportDeclaration))
 				ed = append(ed, edit{st.start, st.end - st.start, gen + strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
-				p.info(a.origin(st.at), "a static import ran as "+gen+": import declarations cannot appear in a function body", "write "+gen)
+				p.info(a.origin(st.at), "a static import ran as "+strings.TrimSuffix(gen, ";")+" (import declarations cannot appear in a function body)", "write "+gen)
 			case kExport:
 				if st.decl >= 0 {
 					ed = append(ed, edit{st.at, st.decl - st.at, ""})
@@ -251,6 +265,7 @@ func (p *Prepared) reshape(a *analysis) {
 				p.info(a.origin(st.at), "`export` was dropped: a function body exports nothing", "leave out `export`; "+canonical)
 			}
 		}
+		substantive := len(ed) > 0
 		for _, r := range a.rets {
 			text := "return "
 			if !strings.HasSuffix(a.js[r.at:r.at+r.n], " ") && !strings.HasSuffix(a.js[r.at:r.at+r.n], "=") {
@@ -290,7 +305,8 @@ func (p *Prepared) reshape(a *analysis) {
 				p.info(a.origin(a.tail[0]), "the value of the last expression is the result, as no return ran before it", "end with `return <value>`")
 			}
 		}
-		if len(ed) == 0 && o.Mode != Module {
+		substantive = substantive || useDefault || lone >= 0 || len(a.tail) > 0
+		if !substantive && plainOK && o.Mode != Module {
 			return // plain code runs as it is
 		}
 		p.set(a, ed, bodyOptions(o, finish))
