@@ -206,12 +206,12 @@ func TestNoResult(t *testing.T) {
 // The dynamic import equivalent to each form of import declaration.
 func TestDynamicImport(t *testing.T) {
 	for src, want := range map[string]string{
-		`import "m"; x()`:                      `await import("m");`,
-		`import d from "m"; d()`:               `const { default: d } = await import("m");`,
-		`import * as ns from "m"; ns.f()`:      `const ns = await import("m");`,
-		`import { a, b as c } from "m"; a(c)`:  `const { a, b: c } = await import("m");`,
-		`import d, { a } from "m"; d(a)`:       `const { default: d, a } = await import("m");`,
-		`import d, * as ns from "m"; d(ns)`:    `const ns = await import("m"), { default: d } = ns;`,
+		`import "m"; x()`:                       `await import("m");`,
+		`import d from "m"; d()`:                `const { default: d } = await import("m");`,
+		`import * as ns from "m"; ns.f()`:       `const ns = await import("m");`,
+		`import { a, b as c } from "m"; a(c)`:   `const { a, b: c } = await import("m");`,
+		`import d, { a } from "m"; d(a)`:        `const { default: d, a } = await import("m");`,
+		`import d, * as ns from "m"; d(ns)`:     `const ns = await import("m"), { default: d } = ns;`,
 		`import { "a-b" as ab } from "m"; ab()`: `const { "a-b": ab } = await import("m");`,
 	} {
 		p := Prepare(src+"\nreturn 1", &Options{Mode: Body, Lang: "js"})
