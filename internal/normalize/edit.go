@@ -62,11 +62,7 @@ func (e edits) back(off int) int {
 // function body: `import d, { a, b as c } from "m"` is
 // `const { default: d, a, b: c } = await import("m");`.
 func dynamicImport(n *ast.ImportDeclaration) string {
-	spec := string(n.ModuleSpecifier)
-	if n.FromClause != nil {
-		spec = string(n.FromClause.ModuleSpecifier)
-	}
-	q, _ := json.Marshal(spec)
+	q, _ := json.Marshal(importSpecifier(n))
 	call := "await import(" + string(q) + ")"
 	c := n.ImportClause
 	if c == nil {
@@ -111,4 +107,12 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// importSpecifier is the module an import declaration names.
+func importSpecifier(n *ast.ImportDeclaration) string {
+	if n.FromClause != nil {
+		return string(n.FromClause.ModuleSpecifier)
+	}
+	return string(n.ModuleSpecifier)
 }

@@ -255,7 +255,11 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 			case kImport:
 				gen := dynamicImport(st.node.(*ast.ImportDeclaration))
 				ed = append(ed, edit{st.start, st.end - st.start, gen + strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
-				p.info(a.origin(st.at), "a static import ran as "+strings.TrimSuffix(gen, ";")+" (import declarations cannot appear in a function body)", "write "+gen)
+				hint := "write " + gen
+				if spec := importSpecifier(st.node.(*ast.ImportDeclaration)); !strings.HasPrefix(spec, "@codemode/") {
+					hint = `import servers as "@codemode/servers/<serverId>"`
+				}
+				p.info(a.origin(st.at), "a static import ran as "+strings.TrimSuffix(gen, ";")+" (import declarations cannot appear in a function body)", hint)
 			case kExport:
 				if st.decl >= 0 {
 					ed = append(ed, edit{st.at, st.decl - st.at, ""})

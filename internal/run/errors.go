@@ -129,8 +129,8 @@ func (v *View) betterHint(d diag.Diagnostic, prep *normalize.Prepared) diag.Diag
 		if nodeNames[name] {
 			d.Hint = name + " is Node.js; the sandbox has no file system or Node modules. " + v.serverFor(name)
 		}
-	case d.Code == diag.ImportFailure && (strings.Contains(msg, `"./`) || strings.Contains(msg, `"../`) || strings.Contains(msg, `'./`) || strings.Contains(msg, `'../`) ||
-		strings.Contains(msg, "module './") || strings.Contains(msg, "module '../") || strings.Contains(msg, `module "./`)):
+	case (d.Code == diag.ImportFailure || d.Code == diag.UncaughtException) && strings.Contains(msg, "module") &&
+		(strings.Contains(msg, `"./`) || strings.Contains(msg, `"../`) || strings.Contains(msg, `'./`) || strings.Contains(msg, `'../`)):
 		d.Hint = "import servers by module name, not by path: " + v.serverFor(relativeName(msg))
 	case strings.HasPrefix(d.Message, "unhandled promise rejection: ") && toolClasses[d.ErrorClass]:
 		at := ""

@@ -183,3 +183,44 @@ func TestAgentCorpus(t *testing.T) {
 		})
 	}
 }
+
+// The hints of what agents get wrong name the real fix: the server module
+// for Node's fs and require and for the article's relative import, the
+// missing await of a tool call in a try, the console's methods; and a null
+// result the code did not mean gets NO_RESULT with the one-line fix.
+func TestAgentHints(t *testing.T) {
+	g := newAgentGateway(t)
+	for _, c := range []struct {
+		tool, code     string
+		code_, contain string // the diagnostic's code and a text its hint must contain
+		not            string // a text the hint must not contain
+	}{
+		{"codemode_run", "const fs = require(\"fs\");\nglobalThis.__codemode_result__ = fs.readFileSync(\"x\");", "UNCAUGHT_EXCEPTION", `"@codemode/servers/filesystem"`, ""},
+		{"codemode_run", "const t = fs.readFileSync(\"{{DIR}}/notes.txt\", \"utf8\");\nreturn t;", "UNCAUGHT_EXCEPTION", `"@codemode/servers/filesystem"`, ""},
+		{"executeToolCode", "const t = fs.readFileSync(\"{{DIR}}/notes.txt\", \"utf8\");\nreturn t;", "UNCAUGHT_EXCEPTION", `"@codemode/servers/filesystem"`, ""},
+		{"codemode_run", "import * as fs from \"./servers/filesystem\";\nreturn await fs.read_text_file({ path: \"{{DIR}}/notes.txt\" });", "IMPORT_FAILURE", `"@codemode/servers/filesystem"`, ""},
+		{"executeToolCode", "try {\n  memory.create_entities({ entities: 5 });\n} catch (e) {\n  return \"caught\";\n}\nreturn \"done\";", "UNCAUGHT_EXCEPTION", "not awaited", ""},
+		{"codemode_run", "console.info(\"fine\");\nconsole.success(\"no\");\nglobalThis.__codemode_result__ = 1;", "UNCAUGHT_EXCEPTION", "console has log, info", "export name"},
+		{"codemode_run", "import { echo } from \"@codemode/servers/everything\";\nawait echo({ message: \"x\" });", "NO_RESULT", `globalThis.__codemode_result__ = await echo({ message: "x" });`, ""},
+		{"executeToolCode", "const r = await everything.echo({ message: \"x\" });\nconst n = r.length;", "NO_RESULT", "return n;", ""},
+	} {
+		raw, resp := g.run(t, c.tool, c.code)
+		var found *diagnostic
+		for _, d := range resp.diags() {
+			// A relative import in a script run as a function body is a
+			// dynamic import, whose failure is an exception.
+			if d.Code == c.code_ || c.code_ == "IMPORT_FAILURE" && d.Code == "UNCAUGHT_EXCEPTION" {
+				found = &d
+				break
+			}
+		}
+		if found == nil || !strings.Contains(found.Hint, c.contain) || c.not != "" && strings.Contains(found.Hint, c.not) {
+			t.Errorf("%s %q: want %s with a hint containing %q: %+v\n%s", c.tool, c.code, c.code_, c.contain, found, tail(string(raw), 2000))
+		}
+	}
+	// console.info logs at level "log".
+	_, resp := g.run(t, "codemode_run", "console.info(\"hello\", 1);\nglobalThis.__codemode_result__ = 1;")
+	if m := resp.logMessages(); len(m) != 1 || !strings.Contains(m[0], "hello 1") || (*resp.Logs)[0].Level != "log" {
+		t.Errorf("console.info: %+v", resp.Logs)
+	}
+}
