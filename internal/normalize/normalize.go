@@ -114,7 +114,13 @@ func Prepare(src string, opts *Options) *Prepared {
 		text = unfence(src, f)
 		p.info("", "the code was inside a markdown fence (```); it ran without the fence lines", "send only the code, without ``` lines")
 	}
-	_, diags := transpile.Module(text, plain)
+	// A function body is always read (its last expression may be its
+	// value), so transpiling it as it is first would be wasted work,
+	// unless a fence after prose must be told from code.
+	var diags []diag.Diagnostic
+	if o.Mode != Body || fenced && !first {
+		_, diags = transpile.Module(text, plain)
+	}
 	if len(diags) > 0 && fenced && !first {
 		if t := unfence(src, f); t != text {
 			if _, d := transpile.Module(t, plain); len(d) == 0 || !isSyntax(d) {
