@@ -88,8 +88,8 @@ type Prepared struct {
 	Info []diag.Diagnostic
 
 	opts  Options
-	plain *Prepared // the code as the agent wrote it (unfenced), for Plain
-	src   string    // the agent's code, unfenced
+	plain *transpile.Options // the surface's form of the code as the agent wrote it, for Plain
+	src   string             // the agent's code, unfenced
 	a     *analysis // set when Code was made from the analysis
 	ed    edits     // Code = ed applied to a.js
 	// What was done, for NoResult.
@@ -130,7 +130,7 @@ func Prepare(src string, opts *Options) *Prepared {
 		}
 	}
 	p.src, p.Code, p.Transpile = text, text, plain
-	p.plain = &Prepared{Code: text, Transpile: plain, Info: p.Info, opts: o, src: text}
+	p.plain = plain
 	ok := len(diags) == 0
 	switch o.Mode {
 	case Module:
@@ -151,7 +151,7 @@ func Prepare(src string, opts *Options) *Prepared {
 			// Not an expression, and not readable: report on it as a
 			// function body, the other form the surface takes.
 			p.Transpile = bodyOptions(o, p.callFinish())
-			p.plain.Transpile = p.Transpile
+			p.plain = p.Transpile
 		}
 		return p
 	}
@@ -196,11 +196,14 @@ func (p *Prepared) plainOptions() *transpile.Options {
 			Prefix: o.Imports + o.Bind + "globalThis.__codemode_result__ = await " + finish + "(",
 			Suffix: "\n);\n"}
 	}
-	if o.Imports != "" || o.Bind != "" {
+	if o.Imports != "" || o.Bind != "" || o.Lang != "" {
 		return &transpile.Options{Lang: o.Lang, Prefix: o.Imports + o.Bind}
 	}
-	return &transpile.Options{Lang: o.Lang}
+	return plainModule
 }
+
+// plainModule is the spec's form: a module as it is. Shared: never modified.
+var plainModule = &transpile.Options{}
 
 // bodyOptions runs code as the body of an async function. Its return value
 // goes through finish (if any) and becomes the result, unless it is
@@ -355,10 +358,10 @@ func (p *Prepared) finishModule(a *analysis, ed edits, name, call string) {
 		p.dflt = name
 	}
 	suffix := "\n;await (async (d) => { const v = await (" + call + " ? d() : d); if (typeof v !== \"function\" && globalThis.__codemode_result__ === undefined) globalThis.__codemode_result__ = v; })(" + name + ");\n"
-	o := p.plainOptions()
+	o := *p.plainOptions()
 	o.Lang = "js"
 	o.Suffix += suffix
-	p.set(a, ed, o)
+	p.set(a, ed, &o)
 }
 
 // bindDefault rewrites `export default x` so that a name holds x, and
@@ -451,10 +454,22 @@ func (p *Prepared) MapPath(path string) string {
 // Plain returns the agent's code as it is (without a markdown fence), in
 // the surface's form: what to run if the reshaped Code does not transpile.
 func (p *Prepared) Plain() *Prepared {
-	if p.plain == nil {
+	if p.a == nil {
 		return p
 	}
-	return p.plain
+	return &Prepared{Code: p.src, Transpile: p.plain, Info: p.fenceInfo(), opts: p.opts, src: p.src}
+}
+
+// fenceInfo is the info about a markdown fence, if any: the only change the
+// plain code keeps.
+func (p *Prepared) fenceInfo() []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, d := range p.Info {
+		if strings.Contains(d.Message, "markdown fence") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Changed reports whether Code differs from the agent's code (beyond a

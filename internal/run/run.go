@@ -364,6 +364,9 @@ func budgetOf(t *admit.Ticket) sandbox.Budget {
 	return t
 }
 
+// moduleForm is codemode.run's form.
+var moduleForm = &normalize.Options{Mode: normalize.Module}
+
 // prepare turns the request's code into the module to run: through the
 // normaliser unless the surface gave its own transpile options without it.
 // When the normalised code does not transpile (which is the normaliser's
@@ -376,7 +379,7 @@ func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, []di
 	}
 	o := x.Normalize
 	if o == nil {
-		o = &normalize.Options{Mode: normalize.Module}
+		o = moduleForm
 	}
 	p := normalize.Prepare(code, o)
 	out, diags := transpile.Module(p.Code, p.Transpile)
