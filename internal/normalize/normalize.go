@@ -90,8 +90,8 @@ type Prepared struct {
 	opts  Options
 	plain *transpile.Options // the surface's form of the code as the agent wrote it, for Plain
 	src   string             // the agent's code, unfenced
-	a     *analysis // set when Code was made from the analysis
-	ed    edits     // Code = ed applied to a.js
+	a     *analysis          // set when Code was made from the analysis
+	ed    edits              // Code = ed applied to a.js
 	// What was done, for NoResult.
 	body  bool   // ran as a function body
 	lone  string // "expr" or the name of a lone function declaration that was called
