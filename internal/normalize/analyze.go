@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/sobek/ast"
 	"github.com/grafana/sobek/parser"
 
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
@@ -98,7 +99,11 @@ type cacheKey struct{ src, lang string }
 // analyze reads src (already unfenced), or returns nil with the reason.
 // Results are cached: a surface analyses the code before the run and, for
 // NO_RESULT, after it.
-func analyze(src, lang string) (*analysis, string) {
+//
+// known, if not nil, are diagnostics transpile already gave for src as a
+// module: the top-level returns they report are replaced before esbuild
+// reads the code, which saves a pass.
+func analyze(src, lang string, known ...diag.Diagnostic) (*analysis, string) {
 	key := cacheKey{src, lang}
 	cache.Lock()
 	a, ok := cache.m[key]
@@ -109,7 +114,7 @@ func analyze(src, lang string) (*analysis, string) {
 		}
 		return a, ""
 	}
-	a = read(src, lang)
+	a = read(src, lang, known)
 	cache.Lock()
 	if cache.m == nil || len(cache.m) >= 256 {
 		cache.m = map[cacheKey]*analysis{}
@@ -122,7 +127,7 @@ func analyze(src, lang string) (*analysis, string) {
 	return a, ""
 }
 
-func read(src, lang string) (a *analysis) {
+func read(src, lang string, known []diag.Diagnostic) (a *analysis) {
 	a = &analysis{src: src, refs: map[string]int{}, sets: strings.Contains(src, "__codemode_result__")}
 	defer func() {
 		if p := recover(); p != nil { // the parser is not ours: never let it take a run down
@@ -133,8 +138,12 @@ func read(src, lang string) (a *analysis) {
 	text := src
 	var replaced []int
 	var out *transpile.Output
-	for range 32 {
-		o, diags := transpile.Module(text, &transpile.Options{Lang: lang, Readable: true})
+	for i := range 32 {
+		var o *transpile.Output
+		diags := known
+		if i > 0 || len(diags) == 0 {
+			o, diags = transpile.Module(text, &transpile.Options{Lang: lang, Readable: true})
+		}
 		if o != nil {
 			out = o
 			break

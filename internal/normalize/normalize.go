@@ -145,7 +145,11 @@ func Prepare(src string, opts *Options) *Prepared {
 			return p // an expression: Finish calls it
 		}
 	}
-	a, _ := analyze(text, o.Lang)
+	var known []diag.Diagnostic
+	if o.Mode == Module && !ok {
+		known = diags // the top-level returns, where esbuild found them
+	}
+	a, _ := analyze(text, o.Lang, known...)
 	if a == nil {
 		if o.Mode == Call && !ok {
 			// Not an expression, and not readable: report on it as a
