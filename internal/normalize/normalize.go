@@ -400,7 +400,8 @@ func (p *Prepared) set(a *analysis, ed edits, o *transpile.Options) {
 func (p *Prepared) statements(a *analysis) []int {
 	var out []int
 	for i, st := range a.top {
-		if st.kind != kImport && st.kind != kEmpty {
+		list := st.kind == kExport && st.decl < 0 // export { a, b }: esbuild's, for `export const a`
+		if st.kind != kImport && st.kind != kEmpty && !list {
 			out = append(out, i)
 		}
 	}

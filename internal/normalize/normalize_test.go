@@ -308,3 +308,13 @@ func TestCalls(t *testing.T) {
 		t.Fatalf("calls %s", b)
 	}
 }
+
+// An exported function is as lone as a plain one.
+func TestExportedLoneFunction(t *testing.T) {
+	for _, mode := range []Mode{Module, Body, Call} {
+		p := Prepare("export async function run() {\n  return 42;\n}", &Options{Mode: mode})
+		if got, diags := runPrepared(t, p); got != "42" {
+			t.Errorf("mode %d: result %s\n%s\n%+v", mode, got, p.Code, diags)
+		}
+	}
+}

@@ -59,6 +59,8 @@ var agentCorpus = []agentScript{
 	{"thoughtbox: fenced search", "search", "```javascript\nasync (catalog) => catalog.operations.everything.echo.toolName\n```", `"echo"`},
 	{"thoughtbox: tool name lookup", "search", "async (catalog) => catalog.operations.memory.read_graph.toolName;", `"read_graph"`},
 
+	{"thoughtbox: filter by description", "search", "async (catalog) => {\n  const out = {};\n  for (const [mod, ops] of Object.entries(catalog.operations)) {\n    for (const [name, op] of Object.entries(ops)) {\n      if (name.includes(\"sum\") || op.description.includes(\"sum of\")) {\n        out[`${mod}.${name}`] = op.toolName;\n      }\n    }\n  }\n  return out;\n}", `{"everything.get_sum":"get-sum"}`},
+
 	// Anthropic's article: modules that import servers; codemode_run's
 	// return and default-export extensions.
 	{"article: spec form", "codemode_run", "import * as everything from \"@codemode/servers/everything\";\nconst r = await everything.echo({ message: \"article\" });\nconsole.log(r);\nglobalThis.__codemode_result__ = r;", `"Echo: article"`},
@@ -89,8 +91,11 @@ var agentCorpus = []agentScript{
 	{"utcp: tool names", "executeToolCode", "const tools = Object.keys(everything).filter((k) => k.startsWith(\"get_s\")).sort();\ntools", `["get_structured_content","get_sum"]`},
 	{"utcp: if/else tail", "executeToolCode", "const r = await everything.get_sum({ a: 2, b: 2 });\nif (r.includes(\"4\")) {\n  \"four\"\n} else {\n  \"other\"\n}", `"four"`},
 
+	{"bifrost: summary object", "executeToolCode", "// Search the graph and return a summary\nconst results = await memory.search_nodes({ query: \"nothing-matches-this\" });\nconst names = results.entities.map((e) => e.name);\nconsole.log(\"Found\", names.length, \"entities\");\nreturn { names, count: names.length };", `{"names":[],"count":0}`},
+
 	// pctx: a function named run, declared and never called.
 	{"pctx: run on executeToolCode", "executeToolCode", "async function run() {\n  const s = await everything.get_sum({ a: 7, b: 8 });\n  return s;\n}", `"The sum of 7 and 8 is 15."`},
+	{"pctx: exported run", "executeToolCode", "export async function run() {\n  const s = await everything.get_sum({ a: 9, b: 9 });\n  return s;\n}", `"The sum of 9 and 9 is 18."`},
 	{"pctx: export default run", "executeToolCode", "export default async function run() {\n  return await everything.echo({ message: \"pctx\" });\n}", `"Echo: pctx"`},
 
 	// Thoughtbox: execute with the servers as globals.

@@ -185,7 +185,7 @@ export async function search(f, data, body) {
 
 type operation struct {
 	ToolName     string `json:"toolName"`
-	Description  string `json:"description,omitempty"`
+	Description  string `json:"description"` // always there: op.description.includes(...) is how agents filter
 	InputSchema  any    `json:"inputSchema,omitempty"`
 	OutputSchema any    `json:"outputSchema,omitempty"`
 	Annotations  any    `json:"annotations,omitempty"`
