@@ -7,8 +7,9 @@ import (
 )
 
 // Cloudflare's README form, an arrow function and a semicolon, sent to a
-// function-body surface: the normaliser returns the function for the
-// surface to call, and says so.
+// function-body surface: the normaliser returns the function (as the
+// function expression its parser reads) for the surface to call, and says
+// so.
 func Example() {
 	p := normalize.Prepare("async () => {\n  const r = 40 + 2;\n  return r;\n};", &normalize.Options{Mode: normalize.Body})
 	fmt.Print(p.Code)
@@ -16,10 +17,10 @@ func Example() {
 		fmt.Printf("%s %s at %s: %s\n", d.Severity, d.Code, d.Path, d.Message)
 	}
 	// Output:
-	// return async () => {
+	// return (async function() {
 	//   const r = 40 + 2;
 	//   return r;
-	// };
+	// });
 	// info NORMALIZED at script.ts:1:1: the code is a function expression; it was called and its return value is the result
 }
 

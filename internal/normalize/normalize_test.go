@@ -318,3 +318,21 @@ func TestExportedLoneFunction(t *testing.T) {
 		}
 	}
 }
+
+// sobek's parser reads an arrow function's parameter list again once it
+// sees the arrow, so arrows nested in parameter lists cost 2^depth; the
+// code it reads has no arrows (transpile.Options.Readable lowers them), and
+// such a script is read like any other.
+func TestNestedArrowParameters(t *testing.T) {
+	src := strings.Repeat("(a = ", 40) + "1" + strings.Repeat(") => 0", 40) + ";\nreturn 42"
+	a, why := analyze(src, "")
+	if a == nil {
+		t.Fatal(why)
+	}
+	if strings.Contains(a.js, "=>") {
+		t.Fatalf("the code read has arrows:\n%.300s", a.js)
+	}
+	if got, _ := runPrepared(t, Prepare(src, &Options{Mode: Body})); got != "42" {
+		t.Fatalf("result %s", got)
+	}
+}

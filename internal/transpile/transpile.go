@@ -100,8 +100,11 @@ type Options struct {
 	Prefix, Suffix string
 	// Readable asks for JavaScript to read rather than to run (see
 	// package normalize): not minified, one statement per line, types
-	// stripped, and the async iteration syntax (async generators, for
-	// await) lowered, for parsers that lack it.
+	// stripped, and what the normaliser's parser lacks or reads badly
+	// lowered: async iteration (async generators, for await), and arrow
+	// functions (function expressions instead, `this` and `arguments`
+	// kept), whose parameter lists that parser reads again for each arrow
+	// nested in them, exponentially.
 	Readable bool
 }
 
@@ -292,10 +295,10 @@ func transform(ctx context.Context, src string, o Options) (*Output, []diag.Diag
 //     only "from clause expected".
 var supported = map[string]bool{"decorators": false, "using": false, "import-defer": false, "import-source": false}
 
-// readableSupported is supported for Options.Readable: async generators and
-// for await are lowered too.
+// readableSupported is supported for Options.Readable: async generators,
+// for await and arrow functions are lowered too.
 var readableSupported = map[string]bool{"decorators": false, "using": false, "import-defer": false, "import-source": false,
-	"async-generator": false, "for-await": false}
+	"async-generator": false, "for-await": false, "arrow": false}
 
 // wellKnown are the well-known symbols that lowered decorators and `using`
 // declarations look up but QuickJS does not define. esbuild's helpers fall
