@@ -319,7 +319,7 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 			}
 			if len(a.tail) > 0 {
 				p.tails = true
-				p.info(a.origin(a.tail[0]), "the value of the last expression is the result, as no return ran before it", "end with `return <value>`")
+				p.info(a.origin(a.tail[0]), "the value of the last expression is the result when no return runs before it", "end with `return <value>`")
 			}
 		}
 		substantive = substantive || useDefault || lone >= 0 || len(a.tail) > 0

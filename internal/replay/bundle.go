@@ -43,7 +43,8 @@ const BundleFormat = "codemode-replay-bundle/1"
 // Bundle is a recorded run. Encode it with Marshal (or encoding/json).
 type Bundle struct {
 	Format string `json:"format"`
-	// Code is the script as its client sent it; Transpile how it was
+	// Code is the script as it ran: its client's, or what the normaliser
+	// made of it for the surface (package normalize); Transpile how it was
 	// shaped (language, and the wrapper of the surface that ran it).
 	Code      string        `json:"code"`
 	Transpile BundleShape   `json:"transpile"`
@@ -139,9 +140,11 @@ func (rc *Recorder) Record(info *run.Recording) func(*sandbox.Result, *run.Respo
 	}
 	o.Deterministic = det
 	redact := o.Redact.String // a nil Redactor redacts nothing
-	b := &Bundle{Format: BundleFormat, Code: info.Request.Code, Prelude: info.Extra.Prelude, Limits: info.Limits,
+	// The code as it was transpiled: the normaliser's shape of the
+	// client's code (package normalize), in the surface's wrapper.
+	b := &Bundle{Format: BundleFormat, Code: info.Code, Prelude: info.Extra.Prelude, Limits: info.Limits,
 		Seed: det.Seed, Now: det.Now, Modules: []BundleModule{}, Calls: []BundleCall{}}
-	if t := info.Extra.Transpile; t != nil {
+	if t := info.Transpile; t != nil {
 		b.Transpile = BundleShape{Lang: t.Lang, Prefix: t.Prefix, Suffix: t.Suffix}
 	}
 	var mu sync.Mutex

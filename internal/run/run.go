@@ -142,6 +142,11 @@ type Options struct {
 type Recording struct {
 	Request Request
 	Extra   Extra
+	// Code and Transpile are what was transpiled: Request.Code as the
+	// normaliser shaped it for the surface (package normalize), and the
+	// surface's wrapper. Transpiling them again gives the code that ran.
+	Code      string
+	Transpile *transpile.Options
 	// Limits are the run's, resolved against the configuration.
 	Limits  config.Limits
 	Sandbox *sandbox.Options
@@ -255,7 +260,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	deadline := time.Now().Add(time.Duration(limits.TimeoutMs) * time.Millisecond)
 	// Transpiling counts against the run's time; transpile bounds its own
 	// (esbuild runs in a worker process killed at its time budget).
-	out, prep, diags := prepare(ctx, req.Code, x)
+	out, prep, ran, diags := prepare(ctx, req.Code, x)
 	if len(diags) > 0 {
 		resp.Diagnostics = append(resp.Diagnostics, diags...)
 		return resp
@@ -294,7 +299,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {
-		done = r.opts.Record(&Recording{Request: req, Extra: x, Limits: limits, Sandbox: so})
+		done = r.opts.Record(&Recording{Request: req, Extra: x, Code: ran.code, Transpile: ran.opts, Limits: limits, Sandbox: so})
 	}
 	sres := sandbox.Run(ctx, out.Code, so)
 	if sres.Detached {
@@ -372,10 +377,10 @@ var moduleForm = &normalize.Options{Mode: normalize.Module}
 // When the normalised code does not transpile (which is the normaliser's
 // fault, not the agent's), the code runs as the agent wrote it, or fails
 // with diagnostics about what the agent wrote.
-func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, []diag.Diagnostic) {
+func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, transpiled, []diag.Diagnostic) {
 	if x.Normalize == nil && x.Transpile != nil {
 		out, diags := transpile.Module(code, x.Transpile)
-		return out, nil, diags
+		return out, nil, transpiled{code, x.Transpile}, diags
 	}
 	o := x.Normalize
 	if o == nil {
@@ -388,7 +393,13 @@ func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, []di
 		out, diags = transpile.Module(plain.Code, plain.Transpile)
 		p = plain
 	}
-	return out, p, diags
+	return out, p, transpiled{p.Code, p.Transpile}, diags
+}
+
+// transpiled is what a run transpiled: code and its options.
+type transpiled struct {
+	code string
+	opts *transpile.Options
 }
 
 // missingExport turns the engine's link error for an import of a name a
