@@ -15,6 +15,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // The search-execute surface: the search + execute pair of Cloudflare's API
