@@ -70,6 +70,11 @@ type Options struct {
 	// Body and Module the value is the result as it is, except that a lone
 	// function is called.
 	Finish string
+	// FunctionOnly, for Call, accepts only code that is a function: an
+	// expression, or a lone function written as a statement (a trailing
+	// `;`); other statements are not run as a function body but left to
+	// fail as what they are (search takes a function of the catalog).
+	FunctionOnly bool
 }
 
 // callFinish calls a function value without arguments.
@@ -257,6 +262,9 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 		lone = -1 // the script sets its result itself
 	}
 
+	if o.Mode == Call && o.FunctionOnly && lone < 0 {
+		return // not a function: transpile reports the expression form's error
+	}
 	finish := p.callFinish()
 	if body {
 		p.body = true

@@ -336,3 +336,16 @@ func TestNestedArrowParameters(t *testing.T) {
 		t.Fatalf("result %s", got)
 	}
 }
+
+// FunctionOnly (search) accepts a function, also followed by `;`, and
+// leaves other statements to fail as what they are.
+func TestFunctionOnly(t *testing.T) {
+	o := &Options{Mode: Call, FunctionOnly: true}
+	if got, _ := runPrepared(t, Prepare("async () => 42;", o)); got != "42" {
+		t.Errorf("arrow with ;: %s", got)
+	}
+	p := Prepare("const s = 1;\nconsole.log(s)", o)
+	if _, diags := transpile.Module(p.Code, p.Transpile); len(diags) == 0 || p.Changed() {
+		t.Errorf("statements were accepted: %q", p.Code)
+	}
+}

@@ -55,7 +55,7 @@ var agentCorpus = []agentScript{
 	{"thoughtbox: catalog parameter", "search", "async (catalog) => catalog.servers.map((s) => s.serverId).sort()", `["everything","filesystem","memory"]`},
 	{"cloudflare api: loop over operations", "search", "async () => {\n  const results = [];\n  for (const [id, ops] of Object.entries(catalog.operations)) {\n    for (const [name, op] of Object.entries(ops)) {\n      if (op.toolName.includes(\"sum\")) results.push(id + \".\" + name);\n    }\n  }\n  return results;\n}", `["everything.get_sum"]`},
 	{"thoughtbox: per-server lists", "search", "async () => [Array.isArray(catalog.resources.memory), Array.isArray(catalog.resourceTemplates.memory), Array.isArray(catalog.prompts.filesystem), Object.values(catalog.resourceTemplates).flat().every((t) => typeof t === \"object\")]", `[true,true,true,true]`},
-	{"thoughtbox: body with free catalog", "search", "const names = Object.keys(catalog.operations.memory);\nreturn names.includes(\"read_graph\");", `true`},
+	{"thoughtbox: free catalog in a function", "search", "async () => {\n  const names = Object.keys(catalog.operations.memory);\n  return names.includes(\"read_graph\");\n};", `true`},
 	{"thoughtbox: fenced search", "search", "```javascript\nasync (catalog) => catalog.operations.everything.echo.toolName\n```", `"echo"`},
 	{"thoughtbox: tool name lookup", "search", "async (catalog) => catalog.operations.memory.read_graph.toolName;", `"read_graph"`},
 

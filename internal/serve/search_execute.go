@@ -72,7 +72,9 @@ var searchForm = &normalize.Options{
 	Mode:    normalize.Call,
 	Imports: fmt.Sprintf("import { search as __codemode_search, catalog as __codemode_catalog } from %q;", catalogModule),
 	Bind:    "const catalog = await __codemode_catalog(), spec = catalog;",
-	Finish:  "((f, body) => __codemode_search(f, catalog, body))",
+	Finish:  "((f) => __codemode_search(f, catalog))",
+	// A function of the catalog, also written as a statement (`;`).
+	FunctionOnly: true,
 }
 
 func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
@@ -168,15 +170,11 @@ func (se searchExecuteSurface) catalogOps() func(context.Context, *run.View, str
 }
 
 // catalogSource is search's module: the catalog as data, and search(),
-// which calls the agent's function with it. Code written as a function body
-// (statements that return a value computed from the free variable
-// `catalog`) has that value as its result; an expression must be a
-// function.
+// which calls the agent's function with it.
 const catalogSource = `import { call, classes } from "@codemode/internal";
 export const catalog = () => call("surface.catalog", []);
-export async function search(f, data, body) {
+export async function search(f, data) {
   if (typeof f !== "function") {
-    if (body) return f;
     throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
       { hint: "pass the function itself, e.g. async (catalog) => Object.keys(catalog.operations)" });
   }
