@@ -11,8 +11,8 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/run"
-	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // The thoughtbox surface: Thoughtbox's own pair of tools over its tb SDK
@@ -61,16 +61,20 @@ The catalog is organized by module: catalog.operations.<module>.<operation> = {s
 	}
 }
 
-// tbSearchTranspile runs thoughtbox_search's code as the argument of the
-// catalog module's search(), as search-execute's search does.
-var tbSearchTranspile = &transpile.Options{
-	Prefix: fmt.Sprintf("import { search as __codemode_search } from %q;globalThis.__codemode_result__ = await __codemode_search(", tbCatalogModule),
-	Suffix: "\n);\n",
+// tbSearchForm runs thoughtbox_search's code as the argument of the
+// catalog module's search(), as search-execute's search does (the catalog
+// also a free variable `catalog`, as Thoughtbox binds it).
+var tbSearchForm = &normalize.Options{
+	Mode:         normalize.Call,
+	Imports:      fmt.Sprintf("import { search as __codemode_search, catalog as __codemode_catalog } from %q;", tbCatalogModule),
+	Bind:         "const catalog = await __codemode_catalog();",
+	Finish:       "((f) => __codemode_search(f, catalog))",
+	FunctionOnly: true,
 }
 
 func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
 	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: searchTimeoutMs}}, run.Extra{
-		Transpile:   tbSearchTranspile,
+		Normalize:   tbSearchForm,
 		ReadOnly:    true,
 		Modules:     ts.modules,
 		Ops:         ts.ops,
@@ -80,7 +84,8 @@ func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, 
 }
 
 func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
-	resp := ts.s.runCallOrBody(ctx, in.Code, executeTimeoutMs, run.Extra{Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
+	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
 	return responseResult(resp, ""), nil
 }
 
@@ -111,11 +116,12 @@ func (ts thoughtboxSurface) ops(_ context.Context, _ *run.View, op string, _ jso
 }
 
 const tbCatalogSource = `import { call, classes } from "@codemode/internal";
-export async function search(f) {
+export const catalog = () => call("` + tbCatalogOp + `", []);
+export async function search(f, data) {
   if (typeof f !== "function") {
     throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
       { hint: "pass the function itself, e.g. async (catalog) => catalog.operations.session" });
   }
-  return await f(await call("` + tbCatalogOp + `", []));
+  return await f(data);
 }
 `
