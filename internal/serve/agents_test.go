@@ -143,7 +143,14 @@ func (g *agentGateway) run(t *testing.T, tool, code string) (json.RawMessage, ru
 		t.Fatalf("%s: %v", tool, err)
 	}
 	raw, _ := json.Marshal(res)
+	// The answer is the response as JSON text (and structuredContent when
+	// the client asked for it).
 	sc, _ := json.Marshal(res.StructuredContent)
+	if res.StructuredContent == nil && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			sc = []byte(tc.Text)
+		}
+	}
 	var resp runResponse
 	if tool == "codemode_execute" {
 		var e struct {
