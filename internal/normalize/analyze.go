@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"runtime/debug"
@@ -49,6 +50,9 @@ type analysis struct {
 	sets bool              // the code names __codemode_result__
 	rets []placeholder     // the returns replaced, as they appear in js
 	src  string            // the (unfenced) source analysed
+	// transient is set when the analysis failed for a reason that is not
+	// the code's (esbuild's worker out of time or busy): not cached.
+	transient bool
 }
 
 // placeholder is a replaced return as it appears in js: [at, at+n) is the
@@ -103,7 +107,10 @@ type cacheKey struct{ src, lang string }
 // known, if not nil, are diagnostics transpile already gave for src as a
 // module: the top-level returns they report are replaced before esbuild
 // reads the code, which saves a pass.
-func analyze(src, lang string, known ...diag.Diagnostic) (*analysis, string) {
+//
+// ctx bounds esbuild's pass (transpile runs it in a worker process); a
+// failure that is not the code's (cancelled, out of time) is not cached.
+func analyze(ctx context.Context, src, lang string, known ...diag.Diagnostic) (*analysis, string) {
 	key := cacheKey{src, lang}
 	cache.Lock()
 	a, ok := cache.m[key]
@@ -114,7 +121,10 @@ func analyze(src, lang string, known ...diag.Diagnostic) (*analysis, string) {
 		}
 		return a, ""
 	}
-	a = read(src, lang, known)
+	a = read(ctx, src, lang, known)
+	if a.js == "" && (ctx.Err() != nil || a.transient) {
+		return nil, strings.Join(a.errs, "; ")
+	}
 	cache.Lock()
 	if cache.m == nil || len(cache.m) >= 256 {
 		cache.m = map[cacheKey]*analysis{}
@@ -127,7 +137,7 @@ func analyze(src, lang string, known ...diag.Diagnostic) (*analysis, string) {
 	return a, ""
 }
 
-func read(src, lang string, known []diag.Diagnostic) (a *analysis) {
+func read(ctx context.Context, src, lang string, known []diag.Diagnostic) (a *analysis) {
 	a = &analysis{src: src, refs: map[string]int{}, sets: strings.Contains(src, "__codemode_result__")}
 	defer func() {
 		if p := recover(); p != nil { // the parser is not ours: never let it take a run down
@@ -142,7 +152,7 @@ func read(src, lang string, known []diag.Diagnostic) (a *analysis) {
 		var o *transpile.Output
 		diags := known
 		if i > 0 || len(diags) == 0 {
-			o, diags = transpile.Module(text, &transpile.Options{Lang: lang, Readable: true})
+			o, diags = transpile.Module(ctx, text, &transpile.Options{Lang: lang, Readable: true})
 		}
 		if o != nil {
 			out = o
@@ -152,6 +162,7 @@ func read(src, lang string, known []diag.Diagnostic) (a *analysis) {
 		for _, d := range diags {
 			if !strings.Contains(d.Message, "Top-level return") {
 				a.errs = append(a.errs, d.Message)
+				a.transient = d.Code != diag.SyntaxError // a limit or a busy worker, not the code
 				return a
 			}
 			off, ok := offsetOf(text, d.Path)

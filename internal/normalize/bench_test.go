@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"context"
 	"strconv"
 	"testing"
 )
@@ -13,7 +14,7 @@ func BenchmarkPrepareSpecModule(b *testing.B) {
 	src := "globalThis.__codemode_result__ = 1"
 	o := &Options{Mode: Module}
 	for b.Loop() {
-		Prepare(src, o)
+		Prepare(context.Background(), src, o)
 	}
 }
 
@@ -25,7 +26,7 @@ func benchCold(b *testing.B, mode Mode, src string) {
 	i := 0
 	for b.Loop() {
 		i++
-		p := Prepare(src+"\n// "+strconv.Itoa(i), o)
+		p := Prepare(context.Background(), src+"\n// "+strconv.Itoa(i), o)
 		if !p.Changed() {
 			b.Fatal("not reshaped")
 		}

@@ -1,6 +1,7 @@
 package normalize_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/codemode-mcp/codemode/internal/normalize"
@@ -11,7 +12,7 @@ import (
 // function expression its parser reads) for the surface to call, and says
 // so.
 func Example() {
-	p := normalize.Prepare("async () => {\n  const r = 40 + 2;\n  return r;\n};", &normalize.Options{Mode: normalize.Body})
+	p := normalize.Prepare(context.Background(), "async () => {\n  const r = 40 + 2;\n  return r;\n};", &normalize.Options{Mode: normalize.Body})
 	fmt.Print(p.Code)
 	for _, d := range p.Info {
 		fmt.Printf("%s %s at %s: %s\n", d.Severity, d.Code, d.Path, d.Message)
@@ -27,7 +28,7 @@ func Example() {
 // A script with a top-level return sent to codemode_run runs as the body
 // of an async function; imports become dynamic imports.
 func ExamplePrepare_topLevelReturn() {
-	p := normalize.Prepare(`import { get_sum } from "@codemode/servers/everything";
+	p := normalize.Prepare(context.Background(), `import { get_sum } from "@codemode/servers/everything";
 return await get_sum({ a: 1, b: 2 });`, nil)
 	fmt.Print(p.Code)
 	// Output:

@@ -22,6 +22,7 @@
 package normalize
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -106,7 +107,7 @@ type Prepared struct {
 
 // Prepare prepares src for a surface of the given form. It never fails: code
 // it cannot read is returned as it is, for transpile to report on.
-func Prepare(src string, opts *Options) *Prepared {
+func Prepare(ctx context.Context, src string, opts *Options) *Prepared {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -124,11 +125,11 @@ func Prepare(src string, opts *Options) *Prepared {
 	// unless a fence after prose must be told from code.
 	var diags []diag.Diagnostic
 	if o.Mode != Body || fenced && !first {
-		_, diags = transpile.Module(text, plain)
+		_, diags = transpile.Module(ctx, text, plain)
 	}
 	if len(diags) > 0 && fenced && !first {
 		if t := unfence(src, f); t != text {
-			if _, d := transpile.Module(t, plain); len(d) == 0 || !isSyntax(d) {
+			if _, d := transpile.Module(ctx, t, plain); len(d) == 0 || !isSyntax(d) {
 				text, diags = t, d
 				p.info("", "the code was inside a markdown fence (```) after some prose; only the fenced code ran", "send only the code, without prose or ``` lines")
 			}
@@ -154,7 +155,7 @@ func Prepare(src string, opts *Options) *Prepared {
 	if o.Mode == Module && !ok {
 		known = diags // the top-level returns, where esbuild found them
 	}
-	a, _ := analyze(text, o.Lang, known...)
+	a, _ := analyze(ctx, text, o.Lang, known...)
 	if a == nil {
 		if o.Mode == Call && !ok {
 			// Not an expression, and not readable: report on it as a
@@ -498,8 +499,8 @@ type MemberCall struct {
 
 // Calls returns the obj.member(...) calls of the code (nil if it cannot be
 // read): with an error's line, they tell what "not a function" was called.
-func (p *Prepared) Calls() []MemberCall {
-	a, _ := analyze(p.src, p.opts.Lang)
+func (p *Prepared) Calls(ctx context.Context) []MemberCall {
+	a, _ := analyze(ctx, p.src, p.opts.Lang)
 	if a == nil {
 		return nil
 	}
@@ -514,7 +515,7 @@ func (p *Prepared) Calls() []MemberCall {
 // error and with a null result although the code looks like it meant to
 // produce a value: a final expression statement or declaration, a function
 // never called, a default export that was not used. Otherwise nil.
-func (p *Prepared) NoResult(result json.RawMessage, diags []diag.Diagnostic) *diag.Diagnostic {
+func (p *Prepared) NoResult(ctx context.Context, result json.RawMessage, diags []diag.Diagnostic) *diag.Diagnostic {
 	if strings.TrimSpace(string(result)) != "null" {
 		return nil
 	}
@@ -523,7 +524,7 @@ func (p *Prepared) NoResult(result json.RawMessage, diags []diag.Diagnostic) *di
 			return nil
 		}
 	}
-	a, _ := analyze(p.src, p.opts.Lang)
+	a, _ := analyze(ctx, p.src, p.opts.Lang)
 	if a == nil || p.opts.Mode == Module && !p.body && a.sets && p.dflt == "" {
 		return nil // it assigns its result itself; null is its value
 	}

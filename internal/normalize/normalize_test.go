@@ -17,13 +17,13 @@ import (
 // info first, as the run layer reports them).
 func runPrepared(t *testing.T, p *Prepared) (string, []diag.Diagnostic) {
 	t.Helper()
-	out, diags := transpile.Module(p.Code, p.Transpile)
+	out, diags := transpile.Module(context.Background(), p.Code, p.Transpile)
 	if len(diags) > 0 {
 		return "", diags
 	}
 	res := sandbox.Run(context.Background(), out.Code, &sandbox.Options{Position: p.Position(out)})
 	all := append(append([]diag.Diagnostic{}, p.Info...), res.Diagnostics...)
-	if d := p.NoResult(res.Result, res.Diagnostics); d != nil {
+	if d := p.NoResult(context.Background(), res.Result, res.Diagnostics); d != nil {
 		all = append(all, *d)
 	}
 	return string(res.Result), all
@@ -91,7 +91,7 @@ func TestShapes(t *testing.T) {
 		{"async generator", Body, "async function* g() { yield 40; yield 2; }\nlet s = 0;\nfor await (const x of g()) s += x;\ns", "42", "last expression"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := Prepare(c.src, &Options{Mode: c.mode})
+			p := Prepare(context.Background(), c.src, &Options{Mode: c.mode})
 			got, diags := runPrepared(t, p)
 			if errs := errorsOf(diags); len(errs) > 0 {
 				t.Fatalf("errors: %+v\ncode:\n%s", errs, p.Code)
@@ -123,7 +123,7 @@ func TestPlainCodeUntouched(t *testing.T) {
 		{Call, "async () => 1"},
 		{Body, "return 1"},
 	} {
-		p := Prepare(c.src, &Options{Mode: c.mode})
+		p := Prepare(context.Background(), c.src, &Options{Mode: c.mode})
 		if p.Code != c.src || p.Changed() || len(p.Info) > 0 {
 			t.Errorf("%q was changed: %q %+v", c.src, p.Code, p.Info)
 		}
@@ -143,7 +143,7 @@ func TestPositionsStayTheAgents(t *testing.T) {
 		{Module, "export default async () => {\n  const x = 1;\n  null.foo;\n};", "script.ts:3:"},
 		{Call, "async () => {\n  const x = 1;\n  null.foo;\n};", "script.ts:3:"},
 	} {
-		p := Prepare(c.src, &Options{Mode: c.mode})
+		p := Prepare(context.Background(), c.src, &Options{Mode: c.mode})
 		_, diags := runPrepared(t, p)
 		errs := errorsOf(diags)
 		if len(errs) != 1 || !strings.HasPrefix(errs[0].Path, c.want) {
@@ -156,8 +156,8 @@ func TestPositionsStayTheAgents(t *testing.T) {
 // normaliser made.
 func TestSyntaxErrorsAreTheAgents(t *testing.T) {
 	for _, mode := range []Mode{Module, Body, Call} {
-		p := Prepare("const a = 1;\nconst b = ;\nreturn a", &Options{Mode: mode})
-		_, diags := transpile.Module(p.Code, p.Transpile)
+		p := Prepare(context.Background(), "const a = 1;\nconst b = ;\nreturn a", &Options{Mode: mode})
+		_, diags := transpile.Module(context.Background(), p.Code, p.Transpile)
 		if len(diags) == 0 || diags[0].Code != diag.SyntaxError || !strings.HasPrefix(diags[0].Path, "script.ts:2:") || p.Changed() {
 			t.Errorf("mode %d: %+v", mode, diags)
 		}
@@ -185,7 +185,7 @@ func TestNoResult(t *testing.T) {
 		{Body, "return null", ""},
 		{Call, "null", ""},
 	} {
-		p := Prepare(c.src, &Options{Mode: c.mode})
+		p := Prepare(context.Background(), c.src, &Options{Mode: c.mode})
 		got, diags := runPrepared(t, p)
 		if got != "null" {
 			t.Fatalf("%q: result %s", c.src, got)
@@ -214,7 +214,7 @@ func TestDynamicImport(t *testing.T) {
 		`import d, * as ns from "m"; d(ns)`:     `const ns = await import("m"), { default: d } = ns;`,
 		`import { "a-b" as ab } from "m"; ab()`: `const { "a-b": ab } = await import("m");`,
 	} {
-		p := Prepare(src+"\nreturn 1", &Options{Mode: Body, Lang: "js"})
+		p := Prepare(context.Background(), src+"\nreturn 1", &Options{Mode: Body, Lang: "js"})
 		if !strings.Contains(p.Code, want) {
 			t.Errorf("%s:\n%s\nwant %s", src, p.Code, want)
 		}
@@ -283,7 +283,7 @@ func TestFences(t *testing.T) {
 	}
 	// Code that holds a fence (in a comment) but does not start with one is
 	// left alone.
-	p := Prepare("/* usage:\n```js\nfoo()\n```\n*/\nreturn 11", &Options{Mode: Body})
+	p := Prepare(context.Background(), "/* usage:\n```js\nfoo()\n```\n*/\nreturn 11", &Options{Mode: Body})
 	if got, _ := runPrepared(t, p); got != "11" || len(p.Info) > 0 {
 		t.Fatalf("a fence in a comment: result %s, %+v", got, p.Info)
 	}
@@ -293,7 +293,7 @@ func TestFences(t *testing.T) {
 // handed back as it is.
 func TestUnreadableCodeIsHandedBack(t *testing.T) {
 	for _, src := range []string{"const = ;", "return (", "}}}", "import {", strings.Repeat("(", 5000)} {
-		p := Prepare(src, &Options{Mode: Body})
+		p := Prepare(context.Background(), src, &Options{Mode: Body})
 		if p.Code != src || p.Changed() {
 			t.Errorf("%.20q changed", src)
 		}
@@ -301,8 +301,8 @@ func TestUnreadableCodeIsHandedBack(t *testing.T) {
 }
 
 func TestCalls(t *testing.T) {
-	p := Prepare("const a = 1;\nawait calc.addd({a});\nconsole?.info('x')", &Options{Mode: Body})
-	calls := p.Calls()
+	p := Prepare(context.Background(), "const a = 1;\nawait calc.addd({a});\nconsole?.info('x')", &Options{Mode: Body})
+	calls := p.Calls(context.Background())
 	b, _ := json.Marshal(calls)
 	if len(calls) != 2 || calls[0] != (MemberCall{"calc", "addd", 2}) || calls[1] != (MemberCall{"console", "info", 3}) {
 		t.Fatalf("calls %s", b)
@@ -312,7 +312,7 @@ func TestCalls(t *testing.T) {
 // An exported function is as lone as a plain one.
 func TestExportedLoneFunction(t *testing.T) {
 	for _, mode := range []Mode{Module, Body, Call} {
-		p := Prepare("export async function run() {\n  return 42;\n}", &Options{Mode: mode})
+		p := Prepare(context.Background(), "export async function run() {\n  return 42;\n}", &Options{Mode: mode})
 		if got, diags := runPrepared(t, p); got != "42" {
 			t.Errorf("mode %d: result %s\n%s\n%+v", mode, got, p.Code, diags)
 		}
@@ -325,14 +325,14 @@ func TestExportedLoneFunction(t *testing.T) {
 // such a script is read like any other.
 func TestNestedArrowParameters(t *testing.T) {
 	src := strings.Repeat("(a = ", 40) + "1" + strings.Repeat(") => 0", 40) + ";\nreturn 42"
-	a, why := analyze(src, "")
+	a, why := analyze(context.Background(), src, "")
 	if a == nil {
 		t.Fatal(why)
 	}
 	if strings.Contains(a.js, "=>") {
 		t.Fatalf("the code read has arrows:\n%.300s", a.js)
 	}
-	if got, _ := runPrepared(t, Prepare(src, &Options{Mode: Body})); got != "42" {
+	if got, _ := runPrepared(t, Prepare(context.Background(), src, &Options{Mode: Body})); got != "42" {
 		t.Fatalf("result %s", got)
 	}
 }
@@ -341,11 +341,11 @@ func TestNestedArrowParameters(t *testing.T) {
 // leaves other statements to fail as what they are.
 func TestFunctionOnly(t *testing.T) {
 	o := &Options{Mode: Call, FunctionOnly: true}
-	if got, _ := runPrepared(t, Prepare("async () => 42;", o)); got != "42" {
+	if got, _ := runPrepared(t, Prepare(context.Background(), "async () => 42;", o)); got != "42" {
 		t.Errorf("arrow with ;: %s", got)
 	}
-	p := Prepare("const s = 1;\nconsole.log(s)", o)
-	if _, diags := transpile.Module(p.Code, p.Transpile); len(diags) == 0 || p.Changed() {
+	p := Prepare(context.Background(), "const s = 1;\nconsole.log(s)", o)
+	if _, diags := transpile.Module(context.Background(), p.Code, p.Transpile); len(diags) == 0 || p.Changed() {
 		t.Errorf("statements were accepted: %q", p.Code)
 	}
 }

@@ -121,7 +121,7 @@ const consoleMethods = "console has log, info, debug, warn, error, trace and tab
 // a server module is the way; a tool call's rejection that nothing
 // handled, where an `await` is missing; a call of something that is not a
 // function, where the callee says what was meant.
-func (v *View) betterHint(d diag.Diagnostic, prep *normalize.Prepared) diag.Diagnostic {
+func (v *View) betterHint(ctx context.Context, d diag.Diagnostic, prep *normalize.Prepared) diag.Diagnostic {
 	msg := sandboxErrorText(d.Message)
 	switch {
 	case d.Code == diag.UncaughtException && strings.HasPrefix(msg, "ReferenceError: '"):
@@ -139,7 +139,7 @@ func (v *View) betterHint(d diag.Diagnostic, prep *normalize.Prepared) diag.Diag
 		}
 		d.Hint = "the tool call" + at + " was not awaited, so no try/catch saw it fail: put `await` before the call (or handle it with .catch())"
 	case d.Code == diag.UncaughtException && strings.HasSuffix(msg, "not a function"):
-		d.Hint = notAFunctionHint(d, prep)
+		d.Hint = notAFunctionHint(ctx, d, prep)
 	}
 	return d
 }
@@ -208,13 +208,13 @@ var builtinObjects = map[string]bool{"Math": true, "JSON": true, "Object": true,
 
 // notAFunctionHint explains "not a function" by the call at the error's
 // line: QuickJS does not name the callee.
-func notAFunctionHint(d diag.Diagnostic, prep *normalize.Prepared) string {
+func notAFunctionHint(ctx context.Context, d diag.Diagnostic, prep *normalize.Prepared) string {
 	const exportHint = "if it is a tool, check its export name: see the server module's __meta__.tools, or listTools(serverId) from @codemode/discovery"
 	if prep == nil || d.Path == "" {
 		return exportHint
 	}
 	line := pathLine(d.Path)
-	for _, c := range prep.Calls() {
+	for _, c := range prep.Calls(ctx) {
 		if c.Line != line {
 			continue
 		}

@@ -68,11 +68,11 @@ type Response struct {
 // Calls lists the obj.member(...) calls of the script as it ran, with the
 // line of the agent's source of each, or nil: surfaces use it to tell what
 // an engine's "not a function" was.
-func (r *Response) Calls() []normalize.MemberCall {
+func (r *Response) Calls(ctx context.Context) []normalize.MemberCall {
 	if r.prep == nil {
 		return nil
 	}
-	return r.prep.Calls()
+	return r.prep.Calls(ctx)
 }
 
 // Suspended reports whether the run ended because its Caller suspended a
@@ -326,12 +326,12 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 		if d.Code == diag.UncaughtException && strings.HasSuffix(d.Message, "ReferenceError: 'Intl' is not defined") {
 			d.Hint = "the sandbox has no Intl: format by hand (toFixed(2), String(n).padStart, toISOString())"
 		}
-		d = v.betterHint(d, prep)
+		d = v.betterHint(ctx, d, prep)
 		resp.Diagnostics = append(resp.Diagnostics, r.widenHint(d, limits, sres, x.LimitParams))
 	}
 	resp.Diagnostics = append(resp.Diagnostics, v.finalDiagnostics(resp.Diagnostics)...)
 	if prep != nil && !resp.suspended { // a suspended run has no result yet
-		if d := prep.NoResult(resp.Result, resp.Diagnostics); d != nil {
+		if d := prep.NoResult(ctx, resp.Result, resp.Diagnostics); d != nil {
 			resp.Diagnostics = append(resp.Diagnostics, *d)
 		}
 	}
@@ -377,20 +377,20 @@ var moduleForm = &normalize.Options{Mode: normalize.Module}
 // When the normalised code does not transpile (which is the normaliser's
 // fault, not the agent's), the code runs as the agent wrote it, or fails
 // with diagnostics about what the agent wrote.
-func prepare(code string, x Extra) (*transpile.Output, *normalize.Prepared, transpiled, []diag.Diagnostic) {
+func prepare(ctx context.Context, code string, x Extra) (*transpile.Output, *normalize.Prepared, transpiled, []diag.Diagnostic) {
 	if x.Normalize == nil && x.Transpile != nil {
-		out, diags := transpile.Module(code, x.Transpile)
+		out, diags := transpile.Module(ctx, code, x.Transpile)
 		return out, nil, transpiled{code, x.Transpile}, diags
 	}
 	o := x.Normalize
 	if o == nil {
 		o = moduleForm
 	}
-	p := normalize.Prepare(code, o)
-	out, diags := transpile.Module(p.Code, p.Transpile)
+	p := normalize.Prepare(ctx, code, o)
+	out, diags := transpile.Module(ctx, p.Code, p.Transpile)
 	if len(diags) > 0 && p.Changed() {
 		plain := p.Plain()
-		out, diags = transpile.Module(plain.Code, plain.Transpile)
+		out, diags = transpile.Module(ctx, plain.Code, plain.Transpile)
 		p = plain
 	}
 	return out, p, transpiled{p.Code, p.Transpile}, diags

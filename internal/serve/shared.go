@@ -212,7 +212,7 @@ func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
 		for _, srv := range servers {
 			byGlobal[typegen.GlobalName(srv.ID)] = srv
 		}
-		for _, c := range resp.Calls() {
+		for _, c := range resp.Calls(ctx) {
 			srv := byGlobal[c.Object]
 			if c.Line != line || srv == nil {
 				continue
