@@ -16,10 +16,10 @@ import (
 	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
-	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // Options configure a Stepper. All fields are optional.
@@ -89,42 +89,12 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 	c := &caller{p: p, ts: ts}
 	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission})
 	resp := r.RunWith(ctx, run.Request{Code: p.code, Limits: req.Limits}, run.Extra{
-		Transpile:     shape(ctx, p.code),
+		Normalize:     &normalize.Options{Mode: normalize.Body},
 		Prelude:       []string{globalsModule},
 		Modules:       ts.modules,
 		Deterministic: &sandbox.Deterministic{Seed: p.seed, Now: p.now},
 	})
 	return c.respond(resp), nil
-}
-
-// shape decides how the code runs; the normaliser will take its place. An
-// expression (an async arrow, a lone function such as the seed's
-// `async function main() {...}`, a single call) is evaluated, called if it
-// is a function, and its value is the result; statements run as the body of
-// an async function whose `return` value is the result, or else whatever
-// they assigned to globalThis.__codemode_result__; a script with static
-// imports runs as a module (the spec's codemode.run).
-func shape(ctx context.Context, code string) *transpile.Options {
-	call := transpile.Call("", "")
-	if _, diags := transpile.Module(ctx, code, call); len(diags) == 0 || diags[0].Code != diag.SyntaxError {
-		return call
-	}
-	_, diags := transpile.Module(ctx, code, bodyShape)
-	if len(diags) == 0 || diags[0].Code != diag.SyntaxError {
-		return bodyShape
-	}
-	// Static imports are not allowed in a function body: a module, whose
-	// value is what it assigns to __codemode_result__. When that does not
-	// parse either, the body's syntax error is the one to report.
-	if _, mdiags := transpile.Module(ctx, code, nil); len(mdiags) == 0 {
-		return nil
-	}
-	return bodyShape
-}
-
-var bodyShape = &transpile.Options{
-	Prefix: "const __codemode_value__ = await (async () => {",
-	Suffix: "\n})();\nif (__codemode_value__ !== undefined) globalThis.__codemode_result__ = __codemode_value__;\n",
 }
 
 // caller answers the run's tool calls from the plan: the call at position

@@ -431,6 +431,11 @@ func TestShapes(t *testing.T) {
 		{`globalThis.__codemode_result__ = 7`, `7`},
 		{`globalThis.__codemode_result__ = 7; console.log("x");`, `7`},
 		{`import { CodemodeError } from "@codemode/errors"; globalThis.__codemode_result__ = typeof CodemodeError;`, `"function"`},
+		// The shapes the normaliser brought: a last expression after other
+		// statements, and static imports beside a top-level return.
+		{`const a = 20; const b = 22; a + b`, `42`},
+		{`import { CodemodeError } from "@codemode/errors"; return typeof CodemodeError;`, `"function"`},
+		{"```js\nreturn 5\n```", `5`},
 	} {
 		resp, _ := wireStep(t, Request{Messages: []Message{code("s", tc.code)}})
 		wantSuccess(t, resp, "s", tc.want)
