@@ -11,6 +11,13 @@
 // The per-snapshot work (export names, search index, compiled validators) is
 // cached on the [Server] and shared by every view that took the same
 // snapshot.
+//
+// The catalog is also where the tool policy of the configuration (allowTools,
+// denyTools) takes effect: a Server holds only the tools its server's policy
+// lets scripts have. Every surface, declaration, search, module and call
+// works from a Server, so a denied tool does not exist anywhere a script
+// (or a model) could look; the policy is applied here and nowhere else.
+// Each remaining Tool carries whether a call needs the user's approval.
 package catalog
 
 import (
@@ -72,7 +79,14 @@ func (c *Catalog) server(snap *upstream.Snapshot) *Server {
 	if s := c.cache[snap.ServerID]; s != nil && s.Snapshot == snap {
 		return s
 	}
-	s := newServer(snap)
+	var cfg config.Server
+	for _, cs := range c.src.Servers() {
+		if cs.ID == snap.ServerID {
+			cfg = cs
+			break
+		}
+	}
+	s := newServer(snap, cfg)
 	c.cache[snap.ServerID] = s
 	return s
 }
@@ -102,6 +116,12 @@ type Tool struct {
 	// "optional" or "required" (see upstream.Snapshot.TaskSupport), else "".
 	TaskSupport string
 
+	// NeedsApproval: a call needs the user's approval first (the server's
+	// approval mode and the tool's annotations; config.Server.NeedsApproval).
+	NeedsApproval bool
+	// AutoApproved: the server's autoApprove lists the tool.
+	AutoApproved bool
+
 	// Compiled input validation, built on first use by whoever needs it;
 	// the catalog only keeps it. See Once.
 	once  sync.Once
@@ -115,13 +135,26 @@ func (t *Tool) Once(f func(*Tool) any) any {
 	return t.value
 }
 
-// FromSnapshot builds the Server of a snapshot, outside any Catalog (tests
-// and tools that read recorded tools/list results use it).
-func FromSnapshot(snap *upstream.Snapshot) *Server { return newServer(snap) }
+// ReadOnly reports whether the tool's annotations say readOnlyHint: true.
+func (t *Tool) ReadOnly() bool { return t.Tool.Annotations != nil && t.Tool.Annotations.ReadOnlyHint }
 
-func newServer(snap *upstream.Snapshot) *Server {
-	names := make([]string, len(snap.Tools))
-	for i, t := range snap.Tools {
+// FromSnapshot builds the Server of a snapshot, outside any Catalog (tests
+// and tools that read recorded tools/list results use it), with every tool
+// and no approval: no configuration, no policy.
+func FromSnapshot(snap *upstream.Snapshot) *Server { return newServer(snap, config.Server{}) }
+
+func newServer(snap *upstream.Snapshot, cfg config.Server) *Server {
+	// The policy filters first, so that export names are computed over the
+	// tools that exist: a denied tool must not even leave a suffix behind
+	// (foo_2 would tell there is another foo).
+	var tools []*mcp.Tool
+	for _, t := range snap.Tools {
+		if cfg.ToolAllowed(t.Name) {
+			tools = append(tools, t)
+		}
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
 		names[i] = t.Name
 	}
 	exports := naming.ExportNames(names)
@@ -132,8 +165,14 @@ func newServer(snap *upstream.Snapshot) *Server {
 		byName:   make(map[string]*Tool, len(names)),
 		byExport: make(map[string]*Tool, len(names)),
 	}
-	for _, mt := range snap.Tools {
+	for _, mt := range tools {
 		t := &Tool{Name: mt.Name, ExportName: exports[mt.Name], Tool: mt, TaskSupport: snap.TaskSupport[mt.Name]}
+		var destructive *bool
+		if a := mt.Annotations; a != nil {
+			destructive = a.DestructiveHint
+		}
+		t.AutoApproved = cfg.AutoApproved(mt.Name)
+		t.NeedsApproval = cfg.NeedsApproval(mt.Name, t.ReadOnly(), destructive)
 		s.Tools = append(s.Tools, t)
 		s.byName[t.Name] = t
 		s.byExport[t.ExportName] = t

@@ -23,7 +23,7 @@ func corpusServer(t testing.TB, name string) *Server {
 	if err := json.Unmarshal(b, &list); err != nil {
 		t.Fatal(err)
 	}
-	return newServer(&upstream.Snapshot{ServerID: name, Name: name, Tools: list.Tools})
+	return FromSnapshot(&upstream.Snapshot{ServerID: name, Name: name, Tools: list.Tools})
 }
 
 func allCorpus(t testing.TB) []*Server {
@@ -131,7 +131,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 // Parameter names are indexed whether a schema is the SDK's map or the
 // JSON a stdio server sent (upstream keeps that, for its key order).
 func TestSearchParamsOfRawSchemas(t *testing.T) {
-	s := newServer(&upstream.Snapshot{ServerID: "fs", Name: "fs", Tools: []*mcp.Tool{
+	s := FromSnapshot(&upstream.Snapshot{ServerID: "fs", Name: "fs", Tools: []*mcp.Tool{
 		{Name: "edit", Description: "Edits a file", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{},"replacementText":{}}}`)},
 		{Name: "other", Description: "Something else", InputSchema: map[string]any{"type": "object"}},
 	}})

@@ -69,6 +69,16 @@ type Server struct {
 	// CallTimeout bounds each tool call; zero means the gateway default.
 	CallTimeout time.Duration
 
+	// The tool policy (policy.go). AllowTools (nil: every tool) and
+	// DenyTools are glob patterns saying which tools exist for scripts;
+	// AutoApprove lists the tools that never need approval; Approval is
+	// the server's approval mode, its own "approval" key or else
+	// codemode.approval ("" is ApprovalNone).
+	AllowTools  []string
+	DenyTools   []string
+	AutoApprove []string
+	Approval    Approval
+
 	// Unresolved lists the ${VAR} references that were not set in the
 	// environment and had no default. Such a server is not started; the
 	// connection layer reports why with this list.
@@ -109,6 +119,10 @@ type Config struct {
 
 	// CallTimeout bounds each upstream tool call unless a server sets its own.
 	CallTimeout time.Duration
+
+	// Approval is codemode.approval, the approval mode of every server
+	// that does not set its own (already applied to Servers by Parse).
+	Approval Approval
 
 	// Serve holds the settings of `codemode serve`.
 	Serve Serve
@@ -324,6 +338,14 @@ func (c *Config) applyDefaults() {
 	c.DefaultLimits = c.DefaultLimits.Clamp(c.MaxLimits)
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.Approval == "" {
+		c.Approval = ApprovalNone
+	}
+	for i := range c.Servers {
+		if c.Servers[i].Approval == "" {
+			c.Servers[i].Approval = c.Approval
+		}
 	}
 	if len(c.Serve.Surfaces) == 0 {
 		c.Serve.Surfaces = []string{"run"}

@@ -198,9 +198,9 @@ func describe(raw json.RawMessage) string {
 
 // unknownKey builds the error for a key that is not allowed, suggesting the
 // closest allowed one.
-func (p *parser) unknownKey(parent, key string, allowed []string) *Error {
+func (p *parser) unknownKey(parent, key string, allowed []string, aliases ...string) *Error {
 	fix := "remove it; allowed keys here are " + quoteList(allowed)
-	if s := closest(key, allowed); s != "" {
+	if s := closest(key, append(slices.Clip(allowed), aliases...)); s != "" {
 		fix = fmt.Sprintf("did you mean %q? Allowed keys here are %s", s, quoteList(allowed))
 	}
 	return p.errf(join(parent, key), fix, "unknown key %q", key)
@@ -227,12 +227,19 @@ func closest(key string, allowed []string) string {
 
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
-	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled"}
-	gatewayKey = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
-		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes"}
-	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
-	clientKeys = []string{"token", "namespace"}
-	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
+	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled",
+		"allowTools", "denyTools", "autoApprove", "approval"}
+	// serverAliases are accepted too, so that entries pasted from Cline and
+	// Roo Code load, but not listed in fixes: Roo's alwaysAllow and
+	// disabledTools, Cline's and Roo's timeout (seconds), Cline's legacy
+	// transportType, Roo's watchPaths (ignored: codemode does not restart
+	// servers on file changes).
+	serverAliases = []string{"alwaysAllow", "disabledTools", "timeout", "transportType", "watchPaths"}
+	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
+		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval"}
+	storeKeys     = []string{"maxValueBytes", "maxNamespaceBytes"}
+	clientKeys    = []string{"token", "namespace"}
+	limitKeys     = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
 
 func allowed(keys []string, k string) bool {
@@ -304,7 +311,8 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 		return s, false, err
 	}
 	s.Name = name
-	var typ string
+	var typ, transportType string
+	var timeoutKey string // the first of "timeoutMs" and "timeout" given
 	// envNames and headerNames keep file order, so that of several bad
 	// values the first one written is the one reported.
 	var envNames, headerNames []string
@@ -327,15 +335,44 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			s.URL, err = p.str(k, f.raw, `use a URL string such as "http://localhost:3001/mcp"`, true)
 		case "headers":
 			s.Headers, headerNames, err = p.strMap(k, f.raw, `use an object such as {"Authorization": "Bearer ${TOKEN}"}`, p.headerName)
-		case "timeoutMs":
-			var ms int64
-			if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
-				s.CallTimeout = time.Duration(ms) * time.Millisecond
+		case "timeoutMs", "timeout":
+			if timeoutKey != "" {
+				return s, false, p.errf(k, `keep only one of "timeoutMs" (milliseconds) and "timeout" (seconds, as Cline and Roo Code write it)`, "the call timeout is already set by %q", timeoutKey)
+			}
+			timeoutKey = f.key
+			if f.key == "timeoutMs" {
+				var ms int64
+				if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
+					s.CallTimeout = time.Duration(ms) * time.Millisecond
+				}
+			} else {
+				var sec int64
+				if sec, err = p.whole(k, f.raw, "seconds", maxMillis/1000); err == nil {
+					s.CallTimeout = time.Duration(sec) * time.Second
+				}
 			}
 		case "disabled":
 			skip, err = p.boolean(k, f.raw)
+		case "allowTools":
+			if s.AllowTools, err = p.patterns(k, f.raw); err == nil && len(s.AllowTools) == 0 {
+				err = p.errf(k, `remove the key to allow every tool, list the tools to allow (e.g. ["read_*"]), or set "disabled": true to turn the server off`, "is empty: no tool of this server would exist")
+			}
+		case "denyTools", "disabledTools":
+			var list []string
+			list, err = p.patterns(k, f.raw)
+			s.DenyTools = append(s.DenyTools, list...)
+		case "autoApprove", "alwaysAllow":
+			var list []string
+			list, err = p.patterns(k, f.raw)
+			s.AutoApprove = append(s.AutoApprove, list...)
+		case "approval":
+			s.Approval, err = p.approval(k, f.raw)
+		case "transportType":
+			transportType, err = p.str(k, f.raw, `use "stdio", "sse" or "http", or write it as "type"`, true)
+		case "watchPaths":
+			_, err = p.strs(k, f.raw, `use an array of paths`, "use a path as a string")
 		default:
-			return s, false, p.unknownKey(key, f.key, serverKeys)
+			return s, false, p.unknownKey(key, f.key, serverKeys, serverAliases...)
 		}
 		if err != nil {
 			return s, false, err
@@ -344,12 +381,21 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 	if skip {
 		return s, true, nil
 	}
+	if transportType != "" {
+		// Cline's legacy spelling of "type".
+		if typ != "" && typ != transportType && !(sameHTTP(typ) && sameHTTP(transportType)) {
+			return s, false, p.errf(key+".transportType", `keep only "type"`, `says %q but "type" says %q`, transportType, typ)
+		}
+		if typ == "" {
+			typ = transportType
+		}
+	}
 	switch {
 	case typ == "" && s.Command != "" && s.URL != "":
 		return s, false, p.errf(key, `keep "command" for a local server or "url" for a remote one`, `has both "command" and "url"`)
 	case typ == "stdio" || typ == "" && s.Command != "":
 		s.Transport = Stdio
-	case typ == "http" || typ == "streamable-http" || typ == "streamableHttp" || typ == "" && s.URL != "":
+	case sameHTTP(typ) || typ == "" && s.URL != "":
 		s.Transport = Streamable
 	case typ == "sse":
 		s.Transport = SSE
@@ -439,6 +485,11 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 	s.Unresolved = dedupe(unresolved)
 	s.Secrets = secrets(s.Secrets)
 	return s, false, nil
+}
+
+// sameHTTP reports whether typ names the Streamable HTTP transport.
+func sameHTTP(typ string) bool {
+	return typ == "http" || typ == "streamable-http" || typ == "streamableHttp"
 }
 
 // envName refuses names that would corrupt the child's environment: an
@@ -686,6 +737,8 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			c.Serve.TypesBudgetTokens, err = p.tokens(k, f.raw)
 		case "indexBudgetTokens":
 			c.Serve.IndexBudgetTokens, err = p.tokens(k, f.raw)
+		case "approval":
+			c.Approval, err = p.approval(k, f.raw)
 		case "recordDir":
 			if c.Serve.RecordDir, err = p.str(k, f.raw, `use a directory path, e.g. "replays"`, true); err == nil {
 				if c.Serve.RecordDir == "" {

@@ -64,6 +64,9 @@ var (
 	ErrClosed           = errors.New("the upstream manager is closed")
 	ErrNotSupported     = errors.New("the server does not offer this capability")
 	ErrInvalidArguments = errors.New("tool arguments must be a JSON object")
+	// ErrDeniedTool: the configuration's tool policy denies the tool; the
+	// call was not sent.
+	ErrDeniedTool = errors.New("no such tool")
 	// ErrMessageTooLarge: a stdio server sent one message (usually a tool
 	// result) larger than the SDK reads; the SDK then had to drop the
 	// connection. The server is not at fault and is restarted at once.

@@ -2,10 +2,13 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/config"
 )
 
 // The memory transport carries a whole session, and closing the client's
@@ -42,5 +45,34 @@ func TestMemoryTransportsSession(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("closing the client did not end the server's session")
+	}
+}
+
+// The Manager refuses a call of a tool the configuration denies, whoever
+// asks: the upstream never sees it (the catalog is where the policy hides
+// such tools; this is the last line).
+func TestDeniedToolNeverSent(t *testing.T) {
+	var calls int
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "drop"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		calls++
+		return nil, struct{}{}, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "keep"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		return nil, struct{}{}, nil
+	})
+	m, _ := newManager(t, []config.Server{{ID: "s", Name: "s", DenyTools: []string{"DROP"}}},
+		&Options{Dial: DialInMemory(map[string]*mcp.Server{"s": srv})})
+	for _, name := range []string{"drop", "Drop"} {
+		_, err := m.CallTool(context.Background(), "s", name, nil)
+		if e := asError(t, err, "s", Rejected); !errors.Is(e, ErrDeniedTool) {
+			t.Errorf("CallTool(%q): %v, want ErrDeniedTool", name, err)
+		}
+	}
+	if _, err := m.CallTool(context.Background(), "s", "keep", nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Errorf("the upstream saw %d calls of a denied tool", calls)
 	}
 }

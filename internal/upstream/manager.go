@@ -223,6 +223,13 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 		return nil, err
 	}
 	op := "tools/call " + tool
+	if !c.cfg.ToolAllowed(tool) {
+		// The catalog never offers such a tool (that is where the policy
+		// takes effect); this is the last line, for any caller that names
+		// one anyway: a denied tool's call never leaves the gateway.
+		return nil, &Error{ServerID: id, Kind: Rejected, Op: op, Err: ErrDeniedTool,
+			Hint: "the gateway's configuration denies this tool (allowTools/denyTools)"}
+	}
 	args, err = normalizeArgs(args)
 	if err != nil {
 		return nil, &Error{ServerID: id, Kind: Rejected, Op: op, Err: err, Hint: "pass the tool's input as a JSON object"}
