@@ -71,6 +71,10 @@ const (
 	// looks like it meant to produce a value (a warning whose hint shows the
 	// one-line fix).
 	NoResult Code = "NO_RESULT"
+	// ApprovalRequired: a call needs the user's approval and the client of
+	// the run can ask for none (no elicitation, no input-required results):
+	// the run stopped before the call, and nothing reached the upstream.
+	ApprovalRequired Code = "APPROVAL_REQUIRED"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).
@@ -104,10 +108,13 @@ const (
 	ToolCallError         Class = "ToolCallError"
 	AuthenticationError   Class = "AuthenticationError"
 	SandboxLimitError     Class = "SandboxLimitError"
+	// ApprovalDeniedError: the user declined a call that needed approval;
+	// the upstream never saw it.
+	ApprovalDeniedError Class = "ApprovalDeniedError"
 )
 
 // Classes lists the subclasses of CodemodeError in declaration order.
-var Classes = []Class{SchemaValidationError, ToolNotFoundError, ServerNotFoundError, ToolCallError, AuthenticationError, SandboxLimitError}
+var Classes = []Class{SchemaValidationError, ToolNotFoundError, ServerNotFoundError, ToolCallError, AuthenticationError, SandboxLimitError, ApprovalDeniedError}
 
 // Error is a failure the sandbox throws into agent code as an instance of
 // Class. Fields are extra own properties of that instance (toolName, path,

@@ -16,7 +16,10 @@ import (
 // hash, never the text), how long, how many tool calls and how many failed,
 // which servers, and the first error's code. It never carries the code,
 // inputs, outputs or messages, which may hold data the operator must not
-// keep. The serving layer adds the MCP session and the tool called through
+// keep. Every policy decision is there too: how many calls ran without
+// asking, and each call the user granted or denied or a dry run held back
+// (server/tool, never its arguments); a run waiting for the client's
+// answer says how many calls it asked about. The serving layer adds the MCP session and the tool called through
 // WithLogAttrs.
 
 type logAttrsKey struct{}
@@ -33,10 +36,18 @@ func (r *Runner) audit(ctx context.Context, req Request, resp *Response, took ti
 		return
 	}
 	sum := sha256.Sum256([]byte(req.Code))
-	failed := 0
+	failed, auto := 0, 0
+	var decided []string
 	for _, e := range resp.ToolTrace {
 		if !e.OK {
 			failed++
+		}
+		switch e.Approval {
+		case "":
+		case ApprovalAuto:
+			auto++
+		default:
+			decided = append(decided, e.ServerID+"/"+e.ToolName+"="+e.Approval)
 		}
 	}
 	attrs, _ := ctx.Value(logAttrsKey{}).([]slog.Attr)
@@ -55,6 +66,15 @@ func (r *Runner) audit(ctx context.Context, req Request, resp *Response, took ti
 	}
 	if len(resp.used) > 0 {
 		attrs = append(attrs, slog.Any("servers", resp.used))
+	}
+	if auto > 0 || len(decided) > 0 {
+		attrs = append(attrs, slog.Int("approval_auto", auto))
+	}
+	if len(decided) > 0 {
+		attrs = append(attrs, slog.Any("approvals", decided))
+	}
+	if resp.awaiting > 0 {
+		attrs = append(attrs, slog.Int("awaiting_approval", resp.awaiting))
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "run", attrs...)
 }

@@ -52,6 +52,9 @@ type ToolDefinition struct {
 	Unavailable  string `json:"unavailable,omitempty"`
 	InputSchema  any    `json:"inputSchema,omitempty"`
 	OutputSchema any    `json:"outputSchema,omitempty"`
+	// RequiresApproval: the gateway's policy asks the user before every
+	// call of the tool (at every detail level).
+	RequiresApproval bool `json:"requiresApproval,omitempty"`
 }
 
 // Execution is a tool's MCP execution properties.
@@ -72,7 +75,7 @@ const (
 
 // Define renders a tool at a detail level.
 func Define(t *catalog.Tool, detail string) ToolDefinition {
-	d := ToolDefinition{ToolName: t.Name, ExportName: t.ExportName}
+	d := ToolDefinition{ToolName: t.Name, ExportName: t.ExportName, RequiresApproval: t.NeedsApproval}
 	if detail == DetailName {
 		return d
 	}

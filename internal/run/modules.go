@@ -87,15 +87,16 @@ func ServerModuleSource(s *catalog.Server) string {
 }
 
 type metaTool struct {
-	ToolName    string `json:"toolName"`
-	ExportName  string `json:"exportName"`
-	Description string `json:"description,omitempty"`
+	ToolName         string `json:"toolName"`
+	ExportName       string `json:"exportName"`
+	Description      string `json:"description,omitempty"`
+	RequiresApproval bool   `json:"requiresApproval,omitempty"`
 }
 
 func metaTools(s *catalog.Server) []metaTool {
 	out := make([]metaTool, len(s.Tools))
 	for i, t := range s.Tools {
-		out[i] = metaTool{ToolName: t.Name, ExportName: t.ExportName, Description: t.Tool.Description}
+		out[i] = metaTool{ToolName: t.Name, ExportName: t.ExportName, Description: t.Tool.Description, RequiresApproval: t.NeedsApproval}
 	}
 	return out
 }

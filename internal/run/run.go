@@ -49,6 +49,10 @@ type Request struct {
 	Code                  string        `json:"code"`
 	Limits                config.Limits `json:"limits,omitzero"`
 	RequestedCapabilities []string      `json:"requestedCapabilities,omitempty"`
+	// DryRun sends only the calls that are read-only (readOnlyHint) or
+	// auto-approved and need no approval; every other call returns null
+	// to the script and is listed in Response.Plan.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // Response is a codemode.run response (§3.3). Every slice is non-nil so
@@ -58,9 +62,13 @@ type Response struct {
 	Result      json.RawMessage    `json:"result"`
 	Diagnostics []diag.Diagnostic  `json:"diagnostics"`
 	ToolTrace   []TraceEntry       `json:"toolTrace"`
+	// Plan lists, in a dry run (Request.DryRun), the calls that were not
+	// sent; absent from other runs.
+	Plan []PlannedCall `json:"plan,omitzero"`
 
 	used      []string
 	suspended bool
+	awaiting  int    // calls whose approval the client answers with its next call
 	recorded  func() // Options.Record's done, once the response is final
 	prep      *normalize.Prepared
 }
@@ -78,6 +86,11 @@ func (r *Response) Calls(ctx context.Context) []normalize.MemberCall {
 // Suspended reports whether the run ended because its Caller suspended a
 // call (sandbox.Suspend): it waits for results a later run will have.
 func (r *Response) Suspended() bool { return r.suspended }
+
+// AwaitingApproval is the number of calls put to the client in an
+// input-required result (package outer): the run goes on when the client
+// calls again with the answer.
+func (r *Response) AwaitingApproval() int { return r.awaiting }
 
 // ServersUsed lists the servers the run imported, called or asked for in
 // requestedCapabilities, in configuration order. The serving layer sends
@@ -102,6 +115,10 @@ type TraceEntry struct {
 	DurationMs int64  `json:"durationMs"`
 	OK         bool   `json:"ok"`
 	Error      string `json:"error,omitempty"`
+	// Approval is the policy's decision about the call (approval.go):
+	// "auto", "granted", "denied" or "dry-run". Absent for a call refused
+	// before the policy (an unknown tool, invalid input, a limit).
+	Approval string `json:"approval,omitempty"`
 }
 
 // Caller performs tool calls. *upstream.Manager is one. An error that is a
@@ -221,7 +238,12 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 // RunWith is Run with surface-specific variations.
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	start := time.Now()
-	resp := r.runWith(ctx, req, x)
+	var resp *Response
+	if r.cfg.ApprovalPossible() && !req.DryRun && !x.ReadOnly {
+		resp = r.runApproving(ctx, req, x)
+	} else {
+		resp = r.runWith(ctx, req, x, nil)
+	}
 	r.redactResponse(resp)
 	if resp.recorded != nil {
 		resp.recorded()
@@ -231,7 +253,9 @@ func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	return resp
 }
 
-func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
+// runWith runs the script once. led, if not nil, makes the run a leg of a
+// run that may ask for approvals (approval.go).
+func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger) *Response {
 	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: []TraceEntry{}}
 	if strings.TrimSpace(req.Code) == "" {
 		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,
@@ -273,11 +297,17 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	v := newView(r, limits, x)
 	v.ticket = ticket
+	v.led, v.dryRun = led, req.DryRun
 	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, deadline, req.RequestedCapabilities)...)
 
 	det := r.opts.Deterministic
 	if x.Deterministic != nil {
 		det = x.Deterministic
+	}
+	if det == nil && led != nil {
+		// Every leg must see the same Math.random and Date; timers also
+		// wait in real time, as live servers are called.
+		det = &sandbox.Deterministic{Seed: led.Seed, Now: time.UnixMilli(led.NowMs).UTC(), WaitTimers: true}
 	}
 	so := &sandbox.Options{
 		Prelude: x.Prelude,
@@ -337,6 +367,9 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra) *Response {
 	}
 	resp.ToolTrace = v.trace()
 	resp.used = v.usedServers()
+	if req.DryRun {
+		resp.Plan = v.planned()
+	}
 	return resp
 }
 
@@ -527,10 +560,15 @@ type View struct {
 	// operations hold their upstream answers against it as they arrive.
 	ticket *admit.Ticket
 
+	// led is set when the run is a leg of one that may ask for approvals.
+	led    *ledger
+	dryRun bool
+
 	mu          sync.Mutex
 	calls       int64
 	refused     int64
 	traceList   []*TraceEntry
+	plan        []PlannedCall
 	importFails map[string]bool // servers whose failure is already an import diagnostic
 	died        map[string]error
 	used        map[string]bool
@@ -562,6 +600,12 @@ func newView(r *Runner, l config.Limits, x Extra) *View {
 
 // Catalog returns the run's catalog view.
 func (v *View) Catalog() *catalog.View { return v.cat }
+
+func (v *View) planned() []PlannedCall {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]PlannedCall{}, v.plan...)
+}
 
 func (v *View) trace() []TraceEntry {
 	v.mu.Lock()

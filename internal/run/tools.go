@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
-	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/schema"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
@@ -32,6 +30,9 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 	if res.IsError {
 		return nil, v.toolFailed(serverID, t, res)
 	}
+	if res == nil {
+		return json.RawMessage("null"), nil // a dry run's unsent call
+	}
 	out, err := Unwrap(res)
 	if err != nil {
 		return nil, &diag.Error{Class: diag.ToolCallError, Message: fmt.Sprintf("the result of %s/%s cannot be encoded: %v", serverID, t.Name, err), Fields: map[string]any{"serverId": serverID, "toolName": t.Name}}
@@ -49,7 +50,8 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 
 // CallRaw is CallTool without the unwrapping: an isError result is returned
 // as it is (and traced as a failure), for surfaces that hand agent code the
-// whole MCP result.
+// whole MCP result. The result is nil, with a nil error, for a call a dry
+// run did not send (the script gets null).
 func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.RawMessage) (*catalog.Tool, *mcp.CallToolResult, error) {
 	if v.x.ReadOnly {
 		return nil, nil, &diag.Error{Class: diag.CodemodeError, Message: fmt.Sprintf("cannot call %s/%s: this run is read-only", serverID, name),
@@ -74,7 +76,7 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 			Message: fmt.Sprintf("cannot call %s (%s/%s): %s; codemode does not support MCP tasks yet", t.ExportName, serverID, t.Name, taskRequiredReason),
 			Hint:    "use another tool for this; this one cannot be called from a script until codemode supports MCP tasks",
 			Fields:  map[string]any{"serverId": serverID, "toolName": t.Name}}
-		v.record(serverID, t.Name, 0, err)
+		v.record(serverID, t.Name, 0, err, "")
 		return nil, nil, err
 	}
 	if err := v.count(serverID, name); err != nil {
@@ -82,37 +84,14 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	}
 	args, verr := v.checkInput(s, t, input)
 	if verr != nil {
-		v.record(serverID, t.Name, 0, verr)
+		v.record(serverID, t.Name, 0, verr, "")
 		return nil, nil, verr
 	}
-	start := time.Now()
-	res, err := v.r.caller.CallTool(ctx, serverID, t.Name, args)
-	d := time.Since(start)
+	// The policy decides, and the call is made, traced and recorded, in
+	// one place (approval.go).
+	res, err := v.invoke(ctx, s, t, args)
 	if err != nil {
-		var abort *sandbox.Abort
-		if errors.Is(err, sandbox.Suspend) || errors.As(err, &abort) {
-			// A replaying caller's control of the run: not a failed call.
-			return nil, nil, err
-		}
-		de, ok := err.(*diag.Error)
-		if !ok {
-			de = callError(ctx, serverID, t.Name, err)
-		}
-		if dde := dropped(ctx); dde != nil {
-			// The server answered; the gateway had no room for it.
-			de = dde
-		}
-		v.record(serverID, t.Name, d, de)
-		v.noteDeath(serverID, err)
-		return nil, nil, de
-	}
-	if res == nil {
-		res = &mcp.CallToolResult{}
-	}
-	if res.IsError {
-		v.record(serverID, t.Name, d, v.toolFailed(serverID, t, res))
-	} else {
-		v.record(serverID, t.Name, d, nil)
+		return nil, nil, err
 	}
 	// A server that died earlier in the run (or dropped a result too
 	// large to carry) is back: no warning that it is not connected.
@@ -156,9 +135,10 @@ func (v *View) Charge(op string) error { return v.count(op, "") }
 
 // record appends a trace entry. err, if any, is summarised as
 // "Class: summary" (see traceSummary) and clipped by the redactor, which
-// removes the configured secrets before it cuts.
-func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error) {
-	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil}
+// removes the configured secrets before it cuts. approval is the policy's
+// decision, "" for a call refused before the policy.
+func (v *View) record(serverID, tool string, d time.Duration, err *diag.Error, approval string) {
+	e := &TraceEntry{ServerID: serverID, ToolName: tool, DurationMs: d.Milliseconds(), OK: err == nil, Approval: approval}
 	if err != nil {
 		e.Error = v.r.redact.Clip(string(err.Class)+": "+traceSummary(err), 300)
 	}

@@ -102,6 +102,7 @@ export const ServerNotFoundError = classes.ServerNotFoundError;
 export const ToolCallError = classes.ToolCallError;
 export const AuthenticationError = classes.AuthenticationError;
 export const SandboxLimitError = classes.SandboxLimitError;
+export const ApprovalDeniedError = classes.ApprovalDeniedError;
 `
 
 const (

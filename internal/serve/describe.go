@@ -37,6 +37,19 @@ const unwrapDoc = `A tool returns its structuredContent, else its single text bl
 
 const errorsDoc = `A failed call throws an error with .hint, of a class from "@codemode/errors": SchemaValidationError (input invalid for the tool's schema; .path .expected .received .example), ToolCallError (the tool reported an error), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
 
+// approvalDoc tells the model about the tool policy; it is in the run tools'
+// descriptions only when the configuration makes some tool need approval.
+const approvalDoc = `Tools marked @requiresApproval (requiresApproval) ask the user before they run: issue such calls together (one Promise.all) so that one question covers them all; a declined call throws ApprovalDeniedError: do not retry it.`
+
+// policyDoc is approvalDoc and a line break when c may ask for approvals,
+// else "".
+func policyDoc(c *config.Config) string {
+	if !c.ApprovalPossible() {
+		return ""
+	}
+	return approvalDoc + "\n"
+}
+
 func limitsDoc(c *config.Config) string {
 	d, m := c.DefaultLimits, c.MaxLimits
 	return fmt.Sprintf("limits (default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys are ignored.",

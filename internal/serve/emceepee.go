@@ -57,6 +57,7 @@ type emceepeeSearchArgs struct {
 type emceepeeExecuteArgs struct {
 	Code    string   `json:"code" jsonschema:"JavaScript function body; return the result"`
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"ms"`
+	DryRun  bool     `json:"dryRun,omitempty" jsonschema:"only read-only calls run; others return null and are listed in plan"`
 }
 
 var (
@@ -68,7 +69,7 @@ var (
 			t.Default = json.RawMessage(`"all"`)
 			prop(s, "includeSchemas").Default = json.RawMessage(`false`)
 		})
-	emceepeeExecuteInput = newInput[emceepeeExecuteArgs](`{"code": "<JavaScript function body>", "timeout"?: <ms, 1000 to 300000>}`,
+	emceepeeExecuteInput = newInput[emceepeeExecuteArgs](`{"code": "<JavaScript function body>", "timeout"?: <ms, 1000 to 300000>, "dryRun"?: boolean}`,
 		func(s *jsonschema.Schema) {
 			t := prop(s, "timeout")
 			t.Minimum, t.Maximum = ptr(1000.0), ptr(300000.0)
@@ -92,7 +93,7 @@ func (e emceepeeSurface) Tools(servers []*catalog.Server) []Tool {
 			Name:  "codemode_execute",
 			Title: "Execute code with the mcp API",
 			Description: `Run JavaScript (a function body; return the result) with an mcp global: listServers(), listTools(pattern?), callTool(server, tool, args) (the MCP result), listResources(pattern?), readResource(server, uri), listResourceTemplates(pattern?), listPrompts(pattern?), getPrompt(server, name, args), sleep(ms ≤ 5000), log(...). Patterns are regexes on server names. At most ` + strconv.FormatInt(e.s.cfg.DefaultLimits.MaxToolCalls, 10) + ` mcp.* calls per execution (sleep and log excepted).
-Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + sandboxDoc,
+Returns {success, result, error?: {name, message, stack, hint}, logs, stats: {durationMs, mcpCalls}}. ` + policyDoc(e.s.cfg) + sandboxDoc,
 			Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
 		}, e.execute),
 	}
@@ -106,6 +107,8 @@ type searchHit struct {
 	MimeType    string `json:"mimeType,omitempty"`
 	InputSchema any    `json:"inputSchema,omitempty"`
 	Arguments   any    `json:"arguments,omitempty"`
+	// RequiresApproval: the gateway asks the user before every call.
+	RequiresApproval bool `json:"requiresApproval,omitempty"`
 }
 
 type serverStatus struct {
@@ -156,7 +159,7 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 					break
 				}
 				if matches(q, t.Name, t.Tool.Description) {
-					h := searchHit{Server: srv.ID, Name: t.Name, Description: t.Tool.Description}
+					h := searchHit{Server: srv.ID, Name: t.Name, Description: t.Tool.Description, RequiresApproval: t.NeedsApproval}
 					if in.IncludeSchemas {
 						h.InputSchema = t.Tool.InputSchema
 					}
@@ -259,6 +262,8 @@ type emceepeeResult struct {
 	Error   *emceepeeError  `json:"error,omitempty"`
 	Logs    []string        `json:"logs"`
 	Stats   emceepeeStats   `json:"stats"`
+	// Plan: the calls a dry run did not send (codemode's addition).
+	Plan []run.PlannedCall `json:"plan,omitzero"`
 }
 
 // emceepeeError is a JavaScript error as emceepee reports it: {name,
@@ -348,11 +353,11 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 		return mcpSource, spec == mcpModule
 	}
 	start := time.Now()
-	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}},
+	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
 			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
-		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}}
+		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}, Plan: resp.Plan}
 	for _, l := range resp.Logs {
 		msg := l.Message
 		if l.Level != "log" {
@@ -501,6 +506,9 @@ func (e emceepeeSurface) tools(_ context.Context, srv *catalog.Server) []any {
 			if d.Unavailable != "" {
 				tool["unavailable"] = d.Unavailable
 			}
+		}
+		if t.NeedsApproval {
+			tool["requiresApproval"] = true
 		}
 		out = append(out, tool)
 	}

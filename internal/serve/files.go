@@ -36,7 +36,7 @@ var (
 			prop(s, "startLine").Minimum = ptr(1.0)
 			prop(s, "endLine").Minimum = ptr(1.0)
 		})
-	executeCodeInput = codeInput("const r = await <server>.<tool>({...}); return r")
+	executeCodeInput = execInput("const r = await <server>.<tool>({...}); return r")
 )
 
 type filesSurface struct{ s *Server }
@@ -61,7 +61,7 @@ func (f filesSurface) Tools(servers []*catalog.Server) []Tool {
 			Name:  "executeToolCode",
 			Title: "Execute TypeScript with tool bindings",
 			Description: "Run TypeScript as the body of an async function (`return` the result) in which each server is a global object named by its id (\"-\" becomes \"_\"): const r = await " + exampleCall(servers) + "; return r;\n" +
-				unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
+				unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(f.s.cfg) + sandboxDoc + " 30 s timeout.",
 			Annotations: &mcp.ToolAnnotations{Title: "Execute tool code", OpenWorldHint: ptr(true)},
 		}, f.executeCode),
 	}
@@ -173,9 +173,9 @@ func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in r
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines[start-1:end], "\n")}}}, nil
 }
 
-func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
+func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	// Bifrost's form: a function body that returns its result.
-	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{globalsModule}, Modules: f.modules, LimitParams: fixedLimits})
 	f.hintServerKeys(resp)
 	f.s.missingTools(ctx, resp)

@@ -29,9 +29,10 @@ import (
 // schema is generated from them (runInputSchema), and decodeRequest decodes
 // into them.
 type runArgs struct {
-	Code                  string     `json:"code" jsonschema:"ES module source, JavaScript or TypeScript"`
+	Code                  string     `json:"code"` // the description says what it is
 	Limits                *runLimits `json:"limits,omitempty"`
-	RequestedCapabilities []string   `json:"requestedCapabilities,omitempty" jsonschema:"server ids"`
+	RequestedCapabilities []string   `json:"requestedCapabilities,omitempty"`
+	DryRun                bool       `json:"dryRun,omitempty"`
 }
 
 // runLimits are §3.2.4's limit keys. Unknown keys are ignored, not refused:
@@ -149,7 +150,12 @@ func decodeRequest(raw json.RawMessage) (run.Request, *diag.Diagnostic) {
 			return bad(`"requestedCapabilities" must be an array of server ids`, `e.g. ["github"]`)
 		}
 	}
-	return run.Request{Code: args.Code, Limits: args.Limits.config(), RequestedCapabilities: args.RequestedCapabilities}, nil
+	if d := fields["dryRun"]; len(d) > 0 && !bytes.Equal(d, []byte("null")) {
+		if json.Unmarshal(d, &args.DryRun) != nil {
+			return bad(`"dryRun" must be true or false`, `pass {"dryRun": true} to run only the read-only calls and list the others in plan`)
+		}
+	}
+	return run.Request{Code: args.Code, Limits: args.Limits.config(), RequestedCapabilities: args.RequestedCapabilities, DryRun: args.DryRun}, nil
 }
 
 func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -231,9 +237,9 @@ A top-level return runs the script as an async function body returning the resul
 Without __codemode_result__, the default export (awaited; called if it takes no parameters) is the result.
 Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name"|"description"|"full").
 `)
-	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + "\n")
+	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(cfg) + sandboxDoc + "\n")
 	b.WriteString(limitsDoc(cfg) + "\n")
-	b.WriteString("requestedCapabilities: server ids to connect first; unavailable ones are reported.\n")
+	b.WriteString("requestedCapabilities: server ids to connect first. dryRun: only read-only calls run; others return null and are listed in plan.\n")
 	b.WriteString("Use Promise.all for independent calls; aggregate in code, log summaries.\n")
 	b.WriteString(context)
 	return b.String()

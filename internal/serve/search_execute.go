@@ -33,7 +33,7 @@ const (
 
 var (
 	searchInput  = codeInput("async (catalog) => ...")
-	executeInput = codeInput("async () => ...")
+	executeInput = execInput("async () => ...")
 )
 
 type searchExecuteSurface struct{ s *Server }
@@ -58,7 +58,7 @@ catalog = {servers: [{serverId, serverName, version?, description?}], operations
 			Name:  "execute",
 			Title: "Execute code against MCP tools",
 			Description: `Run an async arrow function, e.g. async () => { const r = await ` + exampleCall(servers) + `; return r }, and get {logs, result, diagnostics, toolTrace}.
-Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + sandboxDoc + " 30 s timeout.",
+Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(se.s.cfg) + sandboxDoc + " 30 s timeout.",
 			Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
 		}, se.execute),
 	}
@@ -118,10 +118,10 @@ func notAFunction(ctx context.Context, code string, resp *run.Response) {
 	}
 }
 
-func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
+func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	// An arrow function to call, the surface's documented form, or a
 	// function body (see normalize.Call).
-	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{globalsModule}, Modules: se.executeModules, LimitParams: fixedLimits})
 	se.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
@@ -192,6 +192,8 @@ type operation struct {
 	// (see run.ToolDefinition).
 	Execution   *run.Execution `json:"execution,omitempty"`
 	Unavailable string         `json:"unavailable,omitempty"`
+	// RequiresApproval: the gateway asks the user before every call.
+	RequiresApproval bool `json:"requiresApproval,omitempty"`
 }
 
 type serverEntry struct {
@@ -215,7 +217,7 @@ func (s *Server) catalogData(ctx context.Context, v *run.View) (json.RawMessage,
 		out.Servers = append(out.Servers, serverEntry{ServerID: srv.ID, ServerName: srv.Name, Version: srv.Version(), Description: srv.Snapshot.Instructions})
 		ops := map[string]operation{}
 		for _, t := range srv.Tools {
-			op := operation{ToolName: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema}
+			op := operation{ToolName: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema, RequiresApproval: t.NeedsApproval}
 			if t.Tool.Annotations != nil {
 				op.Annotations = t.Tool.Annotations
 			}

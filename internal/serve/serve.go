@@ -44,6 +44,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/outer"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -76,6 +77,9 @@ type Server struct {
 	opts   Options
 	mcp    *mcp.Server
 	decls  *declCache
+	// sealer protects the run state that input-required results carry
+	// through clients (package outer).
+	sealer *outer.Sealer
 
 	// warm is closed once the first catalog refresh is done.
 	warm      chan struct{}
@@ -127,6 +131,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		decls:    newDeclCache(),
 
 		sessionKeys: map[*mcp.ServerSession]string{},
+		sealer:      outer.NewSealer(),
 	}
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	if opts != nil {
@@ -264,7 +269,16 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 			// Its runs count against the session's own bound.
 			ctx = admit.WithSession(ctx, req.Session)
 		}
-		return h(run.WithLogAttrs(ctx, attrs...), req)
+		// The channel back to this call's client: what a run asks it
+		// (approvals) goes through it, whichever surface runs the code.
+		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
+		res, err := h(outer.With(run.WithLogAttrs(ctx, attrs...), ch), req)
+		if ir, ok := ch.InputRequired(); ok && err == nil {
+			// The run waits for the client's answers: the call is
+			// answered with the questions (2026-07-28 protocol).
+			return ir, nil
+		}
+		return res, err
 	}
 }
 

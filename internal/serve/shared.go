@@ -33,6 +33,18 @@ func codeInput(example string) *input[codeArgs] {
 	return newInput[codeArgs](`{"code": "`+example+`"}`, nil)
 }
 
+// execArgs are the arguments of the tools that run code against the
+// servers: the code, and dryRun (run.Request.DryRun).
+type execArgs struct {
+	Code   string `json:"code"`
+	DryRun bool   `json:"dryRun,omitempty" jsonschema:"only read-only calls run; others return null and are listed in plan"`
+}
+
+// execInput is the input of a tool that runs code against the servers.
+func execInput(example string) *input[execArgs] {
+	return newInput[execArgs](`{"code": "`+example+`", "dryRun"?: boolean}`, nil)
+}
+
 // fixedLimits is run.Extra.LimitParams for tools whose limits the caller
 // cannot change: no hint suggests raising one.
 var fixedLimits = map[string]string{}

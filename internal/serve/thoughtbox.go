@@ -30,7 +30,7 @@ const (
 
 var (
 	tbSearchInput  = codeInput("async (catalog) => catalog.operations.session")
-	tbExecuteInput = codeInput("async () => tb.session.list({ limit: 5 })")
+	tbExecuteInput = execInput("async () => tb.session.list({ limit: 5 })")
 )
 
 type thoughtboxSurface struct{ s *Server }
@@ -83,8 +83,8 @@ func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, 
 	return responseResult(resp, ""), nil
 }
 
-func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in codeArgs) (*mcp.CallToolResult, error) {
-	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}},
+func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
+	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
 	return responseResult(resp, ""), nil
 }

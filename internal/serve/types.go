@@ -21,6 +21,7 @@ func Declarations(s *catalog.Server) typegen.Server {
 		ts.Tools = append(ts.Tools, typegen.Tool{
 			Name: t.Name, ExportName: t.ExportName, Title: t.Tool.Title, Description: t.Tool.Description,
 			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema, Annotations: t.Tool.Annotations, TaskSupport: t.TaskSupport,
+			RequiresApproval: t.NeedsApproval,
 		})
 	}
 	return ts
@@ -121,6 +122,9 @@ func (s *Server) context(servers []*catalog.Server, f form) (text string, full b
 func (s *Server) index(servers []*catalog.Server) string {
 	budget := s.cfg.Serve.IndexBudgetTokens
 	head := "Servers (a server's declarations come with the first result that imports it; searchTools/getTool describe any tool):\n"
+	if s.cfg.ApprovalPossible() {
+		head = "Servers (a server's declarations come with the first result that imports it; searchTools/getTool describe any tool; * requires approval):\n"
+	}
 	used := typegen.CountTokens(head)
 	lines := make([]string, 0, len(servers))
 	shown := len(servers)
@@ -140,6 +144,9 @@ func (s *Server) index(servers []*catalog.Server) string {
 		names := make([]string, len(srv.Tools))
 		for j, t := range srv.Tools {
 			names[j] = t.ExportName
+			if t.NeedsApproval {
+				names[j] += "*"
+			}
 		}
 		full := fmt.Sprintf("%s (%d tools): %s\n", srv.ID, len(srv.Tools), strings.Join(names, ", "))
 		if extra := typegen.CountTokens(full) - typegen.CountTokens(lines[i]); used+extra <= budget {

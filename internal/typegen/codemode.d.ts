@@ -70,6 +70,8 @@ declare module "@codemode/discovery" {
     execution?: { taskSupport: "optional" | "required" };
     /** Why the tool cannot be called from a script (it runs only as an MCP task); absent for the rest. */
     unavailable?: string;
+    /** The gateway asks the user before every call (ApprovalDeniedError if declined). */
+    requiresApproval?: boolean;
   }
   /** Fields present depend on `detail`: "name" gives toolName and exportName, "description" (default) adds description and annotations, "full" adds the schemas. */
   export interface ToolDefinition extends ToolSummary {
@@ -152,6 +154,15 @@ declare module "@codemode/errors" {
     /** The configured value of the limit, for limits of the run's configuration. */
     readonly value?: number;
   }
+  /**
+   * The user declined a call that needs approval (tools marked
+   * @requiresApproval); the server never saw it. Retrying will not help:
+   * do without the call, or tell the user what it was for.
+   */
+  export class ApprovalDeniedError extends CodemodeError {
+    readonly serverId: string;
+    readonly toolName: string;
+  }
 }
 
 /** Types shared by every server's declarations. */
@@ -210,7 +221,7 @@ declare namespace CodeMode {
     serverId: string;
     serverName: string;
     serverVersion?: string;
-    tools: { toolName: string; exportName: string; description?: string }[];
+    tools: { toolName: string; exportName: string; description?: string; requiresApproval?: boolean }[];
   }
 }
 

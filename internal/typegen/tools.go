@@ -99,6 +99,11 @@ func toolDoc(opts Options, tool Tool, rootDocs []string) docInfo {
 	if title != "" && !sameWords(title, tool.Name) {
 		d.tags = append(d.tags, "@title "+docLine(title))
 	}
+	if tool.RequiresApproval {
+		// The gateway's policy, not the server's: first, so that a model
+		// skimming the tags sees it.
+		hints = append([]string{"@requiresApproval"}, hints...)
+	}
 	d.tags = append(d.tags, hints...)
 	if tool.TaskSupport == "required" {
 		d.tags = append(d.tags, TaskRequiredTag)

@@ -28,6 +28,9 @@ type Tool struct {
 	// an @unavailable tag: it runs only as an MCP task, which codemode
 	// cannot call yet.
 	TaskSupport string
+	// RequiresApproval: the gateway's policy puts every call of the tool
+	// to the user first; the doc comment says @requiresApproval.
+	RequiresApproval bool
 }
 
 // Server is one connected server: ID is its §5.0.1 module path segment.

@@ -157,6 +157,7 @@
   subclass("ToolCallError");
   subclass("AuthenticationError");
   subclass("SandboxLimitError");
+  subclass("ApprovalDeniedError");
   {
     const names = objectKeys(classes);
     for (let i = 0; i < names.length; i++) {
