@@ -27,11 +27,11 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 	if err != nil {
 		return nil, err
 	}
-	if res.IsError {
-		return nil, v.toolFailed(serverID, t, res)
-	}
 	if res == nil {
 		return json.RawMessage("null"), nil // a dry run's unsent call
+	}
+	if res.IsError {
+		return nil, v.toolFailed(serverID, t, res)
 	}
 	out, err := Unwrap(res)
 	if err != nil {
