@@ -406,7 +406,7 @@ globalThis.__codemode_result__ = [r.n, w.n];`}
 
 	// Tampered state, or the state with other arguments: refused, nothing sent.
 	for name, p := range map[string]*mcp.CallToolParams{
-		"altered":   {Name: "codemode_run", Arguments: args, InputResponses: answer, RequestState: res.RequestState[:len(res.RequestState)-4] + "AAAA"},
+		"altered":    {Name: "codemode_run", Arguments: args, InputResponses: answer, RequestState: res.RequestState[:len(res.RequestState)-4] + "AAAA"},
 		"other args": {Name: "codemode_run", Arguments: map[string]any{"code": args["code"].(string) + "\n// x"}, InputResponses: answer, RequestState: res.RequestState},
 	} {
 		r2, err := cs.CallTool(ctx, p)
