@@ -244,3 +244,32 @@ func TestRunLanguageFromExtension(t *testing.T) {
 		t.Fatalf("diagnostics %v", r.Diagnostics)
 	}
 }
+
+// codemode run --dry-run: the read-only call runs, the other is listed in
+// plan and returns null; with approvals configured and no client to ask, a
+// run without --dry-run stops with APPROVAL_REQUIRED.
+func TestRunDryRunAndApprovalRequired(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "codemode.json", fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": ["stdio"]}}, "codemode": {"approval": "writes"}}`,
+		testutil.NPMBin(t, "mcp-server-everything")))
+	script := writeFile(t, dir, "s.ts", `import { echo, toggle_simulated_logging } from "@codemode/servers/everything";
+const e = await echo({ message: "hi" });
+const t = await toggle_simulated_logging({});
+globalThis.__codemode_result__ = { e, t };`)
+	code, stdout, stderr := invoke(t, "", "run", "--config", cfg, "--dry-run", script)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var r struct {
+		Result any
+		Plan   []struct{ ServerID, ToolName string }
+	}
+	json.Unmarshal([]byte(stdout), &r)
+	if b, _ := json.Marshal(r.Result); string(b) != `{"e":"Echo: hi","t":null}` || len(r.Plan) != 1 || r.Plan[0].ToolName != "toggle-simulated-logging" {
+		t.Errorf("dry run: %s", stdout)
+	}
+	code, stdout, _ = invoke(t, "", "run", "--config", cfg, script)
+	if code != ExitFailed || !strings.Contains(stdout, "APPROVAL_REQUIRED") {
+		t.Errorf("without --dry-run: exit %d\n%s", code, stdout)
+	}
+}

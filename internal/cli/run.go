@@ -29,12 +29,14 @@ func (e *env) run(args []string) int {
 	var l config.Limits
 	var caps stringList
 	var record string
+	var dryRun bool
 	fs.Int64Var(&l.TimeoutMs, "timeout-ms", 0, "wall-clock limit of the run in milliseconds (default 30000)")
 	fs.Int64Var(&l.MaxMemoryBytes, "max-memory-bytes", 0, "memory limit of the sandbox in bytes (default 64 MiB)")
 	fs.Int64Var(&l.MaxLogBytes, "max-log-bytes", 0, "bytes of console output kept (default 64 KiB)")
 	fs.Int64Var(&l.MaxToolCalls, "max-tool-calls", 0, "tool calls allowed (default 100)")
 	fs.Int64Var(&l.MaxResultBytes, "max-result-bytes", 0, "largest result in bytes of JSON (default 1 MiB)")
 	fs.Var(&caps, "capability", "server id to connect before the script starts (repeatable)")
+	fs.BoolVar(&dryRun, "dry-run", false, "send only read-only (readOnlyHint) and auto-approved calls; the others return null to the script and are listed in the response's plan")
 	fs.StringVar(&record, "record", "", "also write the run's replay bundle to FILE (the run is then deterministic; see codemode replay run)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -84,7 +86,7 @@ func (e *env) run(args []string) int {
 	// The file's extension decides the language (`f < T > (x)` is a
 	// comparison in JavaScript and a generic call in TypeScript); stdin
 	// tries TypeScript, then JavaScript.
-	resp := r.RunWith(ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps},
+	resp := r.RunWith(ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps, DryRun: dryRun},
 		run.Extra{Transpile: &transpile.Options{Lang: transpile.LangOf(pos[0])}})
 	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
 	enc := json.NewEncoder(e.stdout)

@@ -60,6 +60,8 @@ type Channel struct {
 	session  *mcp.ServerSession
 	protocol string
 	elicit   bool // the client declared elicitation
+	// ask replaces session.Elicit (NewFunc).
+	ask func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 
 	// Input-required (2026-07-28) calls only.
 	mrtr      bool
@@ -116,6 +118,13 @@ func New(req *mcp.CallToolRequest, opts *Options) *Channel {
 	return c
 }
 
+// NewFunc returns a channel whose questions elicit answers: a client that
+// is asked directly, as one on a protocol before 2026-07-28 is. For hosts
+// that ask their user themselves, and for tests.
+func NewFunc(elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) *Channel {
+	return &Channel{elicit: elicit != nil, ask: elicit}
+}
+
 type ctxKey struct{}
 
 // With returns ctx carrying c.
@@ -152,6 +161,9 @@ func (c *Channel) Elicit(ctx context.Context, key string, p *mcp.ElicitParams) (
 		return nil, ErrCannotAsk
 	}
 	if !c.mrtr {
+		if c.ask != nil {
+			return c.ask(ctx, p)
+		}
 		return c.session.Elicit(ctx, p)
 	}
 	if r, ok := c.responses[key].(*mcp.ElicitResult); ok {

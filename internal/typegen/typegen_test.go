@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestInvalidSchemas(t *testing.T) {
@@ -270,3 +272,24 @@ func TestNumberLiterals(t *testing.T) {
 		}
 	}
 }
+
+// A tool the gateway's policy puts to the user first says so first among
+// its tags; a tool without approval does not mention it.
+func TestRequiresApprovalTag(t *testing.T) {
+	f := false
+	s := Server{ID: "mem", Tools: []Tool{
+		{Name: "write", Description: "Writes.", RequiresApproval: true, Annotations: &mcp.ToolAnnotations{DestructiveHint: &f}},
+		{Name: "read", Description: "Reads.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	}}
+	for _, out := range []string{first(ServerModule(s, nil)), first(ServerGlobal(s, nil))} {
+		mustParse(t, out)
+		if !strings.Contains(out, "/** Writes. @requiresApproval @nonDestructive */") {
+			t.Errorf("write is not marked:\n%s", out)
+		}
+		if strings.Count(out, "@requiresApproval") != 1 {
+			t.Errorf("read is marked too:\n%s", out)
+		}
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
