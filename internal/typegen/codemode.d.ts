@@ -26,7 +26,8 @@
  * @readOnly, @destructive or @nonDestructive, @idempotent, @openWorld or
  * @closedWorld (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
  * @unavailable marks a tool that runs only as an MCP task, which a script
- * cannot call yet.
+ * cannot call yet; @requiresApproval, a tool the gateway's policy asks the
+ * user about before every call (a declined call throws ApprovalDeniedError).
  */
 
 declare module "@codemode/discovery" {
