@@ -181,7 +181,8 @@ func (s *Set) Configure(cfg *config.Config, log *slog.Logger) []string {
 				"server", srv.ID, "configKey", "mcpServers."+c.Name, "fix", `rename the configured server, or leave "`+srv.ID+`" out of codemode.builtins to silence this`)
 			continue
 		}
-		cfg.Servers = append(cfg.Servers, config.Server{ID: srv.ID, Name: srv.ID, Transport: config.Builtin})
+		// The gateway-wide approval mode covers the built-ins too.
+		cfg.Servers = append(cfg.Servers, config.Server{ID: srv.ID, Name: srv.ID, Transport: config.Builtin, Approval: cfg.Approval})
 		s.active[srv.ID] = srv
 		added = append(added, srv.ID)
 	}
