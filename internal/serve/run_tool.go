@@ -239,7 +239,7 @@ Discover: import { listServers, describeServer, listTools, getTool, searchTools 
 `)
 	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(cfg) + sandboxDoc + "\n")
 	b.WriteString(limitsDoc(cfg) + "\n")
-	b.WriteString("requestedCapabilities: server ids to connect first. dryRun: only read-only calls run; others return null and are listed in plan.\n")
+	b.WriteString("requestedCapabilities: server ids to connect first. dryRun: only read-only calls run; others return null, listed in plan.\n")
 	b.WriteString("Use Promise.all for independent calls; aggregate in code, log summaries.\n")
 	b.WriteString(context)
 	return b.String()
