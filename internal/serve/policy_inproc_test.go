@@ -82,6 +82,10 @@ func policyGateway(t *testing.T, policy config.Server, surfaces ...string) (*ser
 		surfaces = []string{"run"}
 	}
 	cfg.Serve.Surfaces = surfaces
+	if policy.Name == "store" && len(policy.DenyTools) > 0 {
+		// One file per tool: a denied tool must not have one.
+		cfg.Serve.BindingLevel = "tool"
+	}
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"store": up.srv}),
 		Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { mgr.Close() })
@@ -546,9 +550,17 @@ globalThis.__codemode_result__ = {
 	if !jsonEq(t, string(resp.Result), `{"list":"drop!,read,write","get":true,"search":"drop","meta":"drop!,read,write"}`) {
 		t.Errorf("discovery: %s %+v", resp.Result, resp.diags())
 	}
-	files := decode[toolResult](t, mustCall(t, cs, "readToolFile", map[string]any{"fileName": "servers/store.d.ts"}))
+	list := decode[toolResult](t, mustCall(t, cs, "listToolFiles", map[string]any{}))
+	if !strings.Contains(list.text(), "drop.d.ts") || strings.Contains(list.text(), "secret") {
+		t.Errorf("listToolFiles: %s", list.text())
+	}
+	files := decode[toolResult](t, mustCall(t, cs, "readToolFile", map[string]any{"fileName": "servers/store/drop.d.ts"}))
 	if !strings.Contains(files.text(), "@requiresApproval") || strings.Contains(files.text(), "secret_admin") {
 		t.Errorf("readToolFile: %s", files.text())
+	}
+	_, keys := callRun(t, cs, "execute", map[string]any{"code": `async () => Object.keys(store).sort().join(",") + "|" + typeof store.secret_admin + "|" + ("secret_admin" in store)`})
+	if string(keys.Result) != `"__meta__,drop,read,write|function|false"` {
+		t.Errorf("the server global: %s", keys.Result)
 	}
 	search := decode[toolResult](t, mustCall(t, cs, "search", map[string]any{"code": `async (c) => Object.entries(c.operations.store).map(([k, v]) => k + (v.requiresApproval ? "!" : ""))`}))
 	if !strings.Contains(string(search.StructuredContent), `"drop!"`) || strings.Contains(string(search.StructuredContent), "secret") {
