@@ -5,7 +5,7 @@ package serve_test
 // test says: @modelcontextprotocol/sdk on the 2025 protocol, and
 // @modelcontextprotocol/client pinned to 2026-07-28 for input-required
 // results) against the real memory and filesystem servers. Every upstream
-// runs behind `tee`, which copies what the gateway sends it into a wire log,
+// runs behind a shell loop that copies what the gateway sends it into a wire log,
 // so that "nothing reached the upstream" is checked on the upstream's side
 // of the pipe.
 
@@ -29,7 +29,8 @@ type wiredUpstream struct {
 	log   string
 }
 
-// wired runs bin args behind tee; env is the server's own environment.
+// wired runs bin args behind the copying loop; env is the server's own
+// environment.
 func wired(t *testing.T, bin string, args []string, env map[string]string) wiredUpstream {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "wire.log")
@@ -44,8 +45,12 @@ func wired(t *testing.T, bin string, args []string, env map[string]string) wired
 	for k, v := range env {
 		e[k] = v
 	}
+	// Each line is appended to the log before it is passed on, so that a
+	// message the server received is in the log by then (tee would write
+	// the server's copy first).
+	loop := `while IFS= read -r line; do printf '%s\n' "$line" >> "$CM_WIRE_LOG"; printf '%s\n' "$line"; done`
 	return wiredUpstream{log: log, entry: map[string]any{"command": "/bin/sh",
-		"args": []string{"-c", `/usr/bin/tee -a "$CM_WIRE_LOG" | exec ` + cmd}, "env": e}}
+		"args": []string{"-c", loop + ` | exec ` + cmd}, "env": e}}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -94,12 +99,12 @@ func (w wiredUpstream) count(t *testing.T, tool string) int {
 	return n
 }
 
-// memoryUpstream is the memory server with its graph in file, behind tee.
+// memoryUpstream is the memory server with its graph in file, wired.
 func memoryUpstream(t *testing.T, file string) wiredUpstream {
 	return wired(t, testutil.NPMBin(t, "mcp-server-memory"), nil, map[string]string{"MEMORY_FILE_PATH": file})
 }
 
-// filesystemUpstream is the filesystem server allowed in dir, behind tee.
+// filesystemUpstream is the filesystem server allowed in dir, wired.
 func filesystemUpstream(t *testing.T, dir string) wiredUpstream {
 	return wired(t, testutil.NPMBin(t, "mcp-server-filesystem"), []string{dir}, nil)
 }
