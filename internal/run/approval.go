@@ -415,12 +415,12 @@ func (v *View) diverged(n int, serverID, tool string) error {
 // approvalRequired is the diagnostic of a run that stopped before calls
 // that need approval because nobody can be asked.
 func approvalRequired(calls []string, why string) diag.Diagnostic {
-	what := "a call needs"
+	what, them := "a call needs", "it"
 	if len(calls) > 1 {
-		what = fmt.Sprintf("%d calls need", len(calls))
+		what, them = fmt.Sprintf("%d calls need", len(calls)), "them"
 	}
 	return diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ApprovalRequired,
-		Message: fmt.Sprintf("%s the user's approval, and %s; the run stopped before them and nothing was sent: %s", what, why, strings.Join(calls, "; ")),
+		Message: fmt.Sprintf("%s the user's approval, and %s; the run stopped before %s and nothing was sent: %s", what, why, them, strings.Join(calls, "; ")),
 		Hint:    `connect through a client that supports MCP elicitation (or the 2026-07-28 protocol's input-required results), or have the operator list these tools in the server's "autoApprove"; {"dryRun": true} shows what the script would do without sending it`}
 }
 
