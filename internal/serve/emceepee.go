@@ -350,7 +350,14 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 		return out, err, true
 	}
 	modules := func(_ context.Context, _ *run.View, spec string) (string, bool) {
-		return mcpSource, spec == mcpModule
+		if spec != mcpModule {
+			return "", false
+		}
+		// Each run of the script imports the mcp module first: a run that
+		// asks for approval runs the script again (run/approval.go), and
+		// the stats count the calls of the run that answers.
+		calls.Store(0)
+		return mcpSource, true
 	}
 	start := time.Now()
 	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}, DryRun: in.DryRun},

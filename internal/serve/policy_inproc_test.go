@@ -330,7 +330,7 @@ globalThis.__codemode_result__ = "done";`
 		all   bool
 		asked int
 	}{{false, 3}, {true, 1}} {
-		srv, up := policyGateway(t, writesPolicy)
+		srv, up := policyGateway(t, writesPolicy, "run", "emceepee")
 		e := &elicitor{answer: accept(tc.all)}
 		cs := connectPolicyClient(t, srv, protoLegacy, e, nil)
 		res, resp := callRun(t, cs, "codemode_run", map[string]any{"code": code})
@@ -342,6 +342,20 @@ globalThis.__codemode_result__ = "done";`
 		}
 		if up.count("write") != 4 || up.count("drop") != 1 {
 			t.Errorf("the upstream saw %q", up.seen())
+		}
+		// emceepee's stats count the calls of the run that answered, not
+		// those of the runs before each question.
+		e2 := &elicitor{answer: accept(false)}
+		cs2 := connectPolicyClient(t, srv, protoLegacy, e2, nil)
+		em := decode[toolResult](t, mustCall(t, cs2, "codemode_execute", map[string]any{"code": `await mcp.listServers(); await mcp.callTool("store", "write", { key: "s" }); return 1;`}))
+		var st struct {
+			Stats struct {
+				MCPCalls int `json:"mcpCalls"`
+			} `json:"stats"`
+		}
+		json.Unmarshal(em.StructuredContent, &st)
+		if len(e2.requests()) != 1 || st.Stats.MCPCalls != 2 {
+			t.Errorf("emceepee: asked %d times, stats %s", len(e2.requests()), em.StructuredContent)
 		}
 		if got := strings.Join(approvals(t, res), " "); got != "write=granted write=granted write=granted drop=granted write=granted" {
 			t.Errorf("trace approvals = %q", got)
