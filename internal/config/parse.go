@@ -237,9 +237,9 @@ var (
 	serverAliases = []string{"alwaysAllow", "disabledTools", "timeout", "transportType", "watchPaths"}
 	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
 		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval"}
-	storeKeys     = []string{"maxValueBytes", "maxNamespaceBytes"}
-	clientKeys    = []string{"token", "namespace"}
-	limitKeys     = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
+	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
+	clientKeys = []string{"token", "namespace"}
+	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
 
 func allowed(keys []string, k string) bool {
