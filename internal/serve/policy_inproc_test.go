@@ -75,6 +75,12 @@ func (l *ledgerServer) count(tool string) int {
 // and surfaces.
 func policyGateway(t *testing.T, policy config.Server, surfaces ...string) (*serve.Server, *ledgerServer) {
 	t.Helper()
+	return policyGatewayCfg(t, policy, nil, surfaces...)
+}
+
+// policyGatewayCfg is policyGateway with the configuration changed by edit.
+func policyGatewayCfg(t *testing.T, policy config.Server, edit func(*config.Config), surfaces ...string) (*serve.Server, *ledgerServer) {
+	t.Helper()
 	up := newLedgerServer()
 	policy.Name, policy.Transport, policy.Command = "store", config.Stdio, "in-memory"
 	cfg := testutil.Config(policy)
@@ -85,6 +91,9 @@ func policyGateway(t *testing.T, policy config.Server, surfaces ...string) (*ser
 	if policy.Name == "store" && len(policy.DenyTools) > 0 {
 		// One file per tool: a denied tool must not have one.
 		cfg.Serve.BindingLevel = "tool"
+	}
+	if edit != nil {
+		edit(cfg)
 	}
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"store": up.srv}),
 		Logger: slog.New(slog.DiscardHandler)})
@@ -583,5 +592,22 @@ globalThis.__codemode_result__ = {
 	em := decode[toolResult](t, mustCall(t, cs, "codemode_search", map[string]any{"query": "."}))
 	if !strings.Contains(string(em.StructuredContent), `"requiresApproval":true`) || strings.Contains(string(em.StructuredContent), "secret") {
 		t.Errorf("codemode_search: %s", em.StructuredContent)
+	}
+}
+
+// When the run tool's description has only the index, a server's
+// declarations come with the first response that uses it; a call answered
+// with an approval question is not that response: they come with the
+// answer to the retry.
+func TestDeclarationsSurviveAnInputRequiredRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv, _ := policyGatewayCfg(t, writesPolicy, func(c *config.Config) { c.Serve.TypesBudgetTokens = 1 })
+	cs := connectPolicyClient(t, srv, protoMRTR, &elicitor{answer: accept(false)}, nil)
+	res, resp := callRun(t, cs, "codemode_run", map[string]any{"code": `import { write } from "@codemode/servers/store"; await write({ key: "k" });`})
+	if d := resp.errorDiag(); d != nil {
+		t.Fatalf("%+v", *d)
+	}
+	if !strings.Contains(res.text(), `declare module "@codemode/servers/store"`) {
+		t.Errorf("the declarations did not come with the answer: %s", res.text())
 	}
 }

@@ -167,6 +167,11 @@ func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return res, nil
 	}
 	resp := r.s.runner.Run(ctx, rq)
+	if resp.AwaitingApproval() > 0 {
+		// The client gets the approval question instead of this response
+		// (see Server.track): the declarations go with the answer.
+		return responseResult(resp, ""), nil
+	}
 	return responseResult(resp, r.deferredDeclarations(req, resp.ServersUsed())), nil
 }
 
