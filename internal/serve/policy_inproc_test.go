@@ -581,8 +581,8 @@ globalThis.__codemode_result__ = {
 	if !strings.Contains(files.text(), "@requiresApproval") || strings.Contains(files.text(), "secret_admin") {
 		t.Errorf("readToolFile: %s", files.text())
 	}
-	_, keys := callRun(t, cs, "execute", map[string]any{"code": `async () => Object.keys(store).sort().join(",") + "|" + typeof store.secret_admin + "|" + ("secret_admin" in store)`})
-	if string(keys.Result) != `"__meta__,drop,read,write|function|false"` {
+	_, keys := callRun(t, cs, "execute", map[string]any{"code": `async () => Object.keys(store).sort().join(",") + "|" + ("secret_admin" in store)`})
+	if string(keys.Result) != `"__meta__,drop,read,write|false"` {
 		t.Errorf("the server global: %s", keys.Result)
 	}
 	search := decode[toolResult](t, mustCall(t, cs, "search", map[string]any{"code": `async (c) => Object.entries(c.operations.store).map(([k, v]) => k + (v.requiresApproval ? "!" : ""))`}))
