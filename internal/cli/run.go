@@ -67,7 +67,12 @@ func (e *env) run(args []string) int {
 		return status
 	}
 	defer g.close()
-	opts := &run.Options{Logger: g.log, Admission: g.admission()}
+	obs, err := e.observe(g, false)
+	if err != nil {
+		return e.usageErr(err)
+	}
+	defer obs.close()
+	opts := &run.Options{Logger: g.log, Admission: g.admission(), Observer: obs.observer()}
 	var caller run.Caller = g.caller()
 	recorded := false
 	if record != "" {
@@ -86,7 +91,7 @@ func (e *env) run(args []string) int {
 	// The file's extension decides the language (`f < T > (x)` is a
 	// comparison in JavaScript and a generic call in TypeScript); stdin
 	// tries TypeScript, then JavaScript.
-	resp := r.RunWith(ctx, run.Request{Code: code, Limits: l, RequestedCapabilities: caps, DryRun: dryRun},
+	resp := r.RunWith(run.WithOrigin(ctx, run.Origin{Surface: "cli"}), run.Request{Code: code, Limits: l, RequestedCapabilities: caps, DryRun: dryRun},
 		run.Extra{Transpile: &transpile.Options{Lang: transpile.LangOf(pos[0])}})
 	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
 	enc := json.NewEncoder(e.stdout)

@@ -105,7 +105,12 @@ func (e *env) serve(args []string) int {
 	}
 	// One admission for MCP runs and steps alike: one bound, one budget.
 	adm := g.admission()
-	opts := &run.Options{Logger: g.log, Admission: adm}
+	obs, err := e.observe(g, httpAddr != "")
+	if err != nil {
+		return e.usageErr(err)
+	}
+	defer obs.close()
+	opts := &run.Options{Logger: g.log, Admission: adm, Observer: obs.observer()}
 	var caller run.Caller = g.caller()
 	if dir := g.cfg.Serve.RecordDir; dir != "" {
 		rec := &replay.Recorder{Write: replay.DirWriter(dir), OnError: func(err error) { g.log.Warn("writing a replay bundle", "dir", dir, "err", err) }}
@@ -113,7 +118,12 @@ func (e *env) serve(args []string) int {
 		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
 	}
 	r := run.New(g.cfg, g.cat, caller, opts)
-	srv = serve.New(r, g.mgr, &serve.Options{Logger: g.log, Version: buildinfo.Version(), CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm}))})
+	so := &serve.Options{Logger: g.log, Version: buildinfo.Version(),
+		CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm, Observer: opts.Observer}))}
+	if obs.metrics != nil {
+		so.Metrics = obs.metrics.Handler()
+	}
+	srv = serve.New(r, g.mgr, so)
 
 	// Work stops on a signal; the server itself keeps running until the
 	// runs in flight are done or the grace period ends.

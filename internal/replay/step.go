@@ -33,6 +33,9 @@ type Options struct {
 	// a gateway that serves steps beside MCP shares one bound and one
 	// memory budget between them.
 	Admission *admit.Controller
+	// Observer sees every step's run (run.Options.Observer); a step's runs
+	// are of surface "step" unless the context says otherwise.
+	Observer run.Observer
 }
 
 // Stepper runs steps. It is safe for concurrent use and keeps nothing
@@ -87,7 +90,10 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	c := &caller{p: p, ts: ts}
-	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission})
+	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission, Observer: s.opts.Observer})
+	if run.OriginOf(ctx).Surface == "" {
+		ctx = run.WithOrigin(ctx, run.Origin{Surface: "step"})
+	}
 	resp := r.RunWith(ctx, run.Request{Code: p.code, Limits: req.Limits}, run.Extra{
 		Normalize:     &normalize.Options{Mode: normalize.Body},
 		Prelude:       []string{globalsModule},

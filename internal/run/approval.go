@@ -504,7 +504,7 @@ func (r *Runner) elicitation(batch []*pendingCall) *mcp.ElicitParams {
 // runApproving runs a request that may need approvals: legs of the same
 // deterministic run until it finishes or cannot go on (see the top of this
 // file).
-func (r *Runner) runApproving(ctx context.Context, req Request, x Extra) *Response {
+func (r *Runner) runApproving(ctx context.Context, req Request, x Extra, obs *observed) *Response {
 	ch := outer.From(ctx)
 	state, err := ch.State()
 	if err != nil {
@@ -518,7 +518,8 @@ func (r *Runner) runApproving(ctx context.Context, req Request, x Extra) *Respon
 	}
 	for {
 		led.startLeg()
-		resp := r.runWith(ctx, req, x, led)
+		obs.nextLeg()
+		resp := r.runWith(ctx, req, x, led, obs)
 		batch := led.takePending()
 		if !resp.suspended || len(batch) == 0 {
 			return resp

@@ -64,6 +64,9 @@ func (r *Runner) audit(ctx context.Context, req Request, resp *Response, took ti
 			break
 		}
 	}
+	if resp.runID != "" {
+		attrs = append(attrs, slog.String("run", resp.runID))
+	}
 	if len(resp.used) > 0 {
 		attrs = append(attrs, slog.Any("servers", resp.used))
 	}

@@ -69,6 +69,8 @@ type Response struct {
 	used      []string
 	suspended bool
 	awaiting  int    // calls whose approval the client answers with its next call
+	runID     string        // see RunID
+	limits    config.Limits // resolved, once they are
 	recorded  func() // Options.Record's done, once the response is final
 	prep      *normalize.Prepared
 }
@@ -153,6 +155,9 @@ type Options struct {
 	// replay bundles this way. A run that never reaches the sandbox (a
 	// syntax error) is not seen.
 	Record func(*Recording) (done func(*sandbox.Result, *Response))
+	// Observer, if set, sees every run, its tool calls and its response
+	// (see Observer): metrics, traces and the run history.
+	Observer Observer
 }
 
 // Recording is what Options.Record sees of a run.
@@ -238,24 +243,31 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 // RunWith is Run with surface-specific variations.
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	start := time.Now()
+	ctx, obs := r.startObserving(ctx, start, req)
 	var resp *Response
 	if r.cfg.ApprovalPossible() && !req.DryRun && !x.ReadOnly {
-		resp = r.runApproving(ctx, req, x)
+		resp = r.runApproving(ctx, req, x, obs)
 	} else {
-		resp = r.runWith(ctx, req, x, nil)
+		resp = r.runWith(ctx, req, x, nil, obs)
 	}
 	r.redactResponse(resp)
 	if resp.recorded != nil {
 		resp.recorded()
 		resp.recorded = nil
 	}
-	r.audit(ctx, req, resp, time.Since(start))
+	took := time.Since(start)
+	if obs != nil {
+		resp.runID = obs.id
+		obs.EndRun(ctx, &RunEnd{Duration: took, Limits: resp.limits, Response: resp, Outcome: Outcome(resp)})
+	}
+	r.audit(ctx, req, resp, took)
 	return resp
 }
 
 // runWith runs the script once. led, if not nil, makes the run a leg of a
-// run that may ask for approvals (approval.go).
-func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger) *Response {
+// run that may ask for approvals (approval.go); obs, if not nil, observes
+// it.
+func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger, obs *observed) *Response {
 	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: []TraceEntry{}}
 	if strings.TrimSpace(req.Code) == "" {
 		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,
@@ -269,6 +281,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger)
 		return resp
 	}
 	limits := r.cfg.Resolve(req.Limits)
+	resp.limits = limits
 	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits, x.LimitParams)...)
 	ticket, refused := r.admit(ctx, limits)
 	if refused != nil {
@@ -298,6 +311,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger)
 	v := newView(r, limits, x)
 	v.ticket = ticket
 	v.led, v.dryRun = led, req.DryRun
+	v.obs = obs
 	resp.Diagnostics = append(resp.Diagnostics, v.requestCapabilities(ctx, deadline, req.RequestedCapabilities)...)
 
 	det := r.opts.Deterministic
@@ -559,6 +573,7 @@ type View struct {
 	// ticket is the run's admission (nil without Options.Admission): host
 	// operations hold their upstream answers against it as they arrive.
 	ticket *admit.Ticket
+	obs    *observed // nil when the run is not observed
 
 	// led is set when the run is a leg of one that may ask for approvals.
 	led    *ledger

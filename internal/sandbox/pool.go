@@ -24,6 +24,11 @@ type vmPool struct {
 	active  atomic.Int64  // runs holding a VM
 	quiet   chan struct{} // signalled when active drops to 0
 	start   sync.Once
+
+	// For PoolStats: VMs taken, those made on the spot, and the time runs
+	// spent getting theirs.
+	gets, misses atomic.Uint64
+	waitNanos    atomic.Int64
 }
 
 var pool = &vmPool{
@@ -84,11 +89,15 @@ func (p *vmPool) init() {
 func (p *vmPool) get() (vm, error) {
 	p.init()
 	p.active.Add(1)
+	p.gets.Add(1)
 	select {
 	case v := <-p.ready:
 		return v, nil
 	default:
 	}
+	p.misses.Add(1)
+	start := time.Now()
+	defer func() { p.waitNanos.Add(int64(time.Since(start))) }()
 	v, err := newQJSVM()
 	if err != nil {
 		p.release()
@@ -138,5 +147,28 @@ func WarmPool() {
 	pool.init()
 	for len(pool.ready) < cap(pool.ready) || len(pool.closeQ) > 0 || pool.closing.Load() {
 		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// PoolStats is the state of the pool of prepared VMs, for metrics.
+type PoolStats struct {
+	// Ready is how many prepared VMs wait for a run; Capacity is how many
+	// the pool keeps.
+	Ready, Capacity int
+	// InUse is how many runs hold a VM now.
+	InUse int64
+	// Gets counts the VMs runs took; Misses those made on the spot
+	// because none was ready.
+	Gets, Misses uint64
+	// Wait is the total time runs spent waiting for a VM to be made
+	// (a VM taken from the pool costs no wait).
+	Wait time.Duration
+}
+
+// Pool reports the pool's state.
+func Pool() PoolStats {
+	return PoolStats{
+		Ready: len(pool.ready), Capacity: cap(pool.ready), InUse: pool.active.Load(),
+		Gets: pool.gets.Load(), Misses: pool.misses.Load(), Wait: time.Duration(pool.waitNanos.Load()),
 	}
 }

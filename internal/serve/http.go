@@ -107,6 +107,13 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if s.opts.CodeStep != nil {
 		mux.Handle(StepPath, guard(o, s.cfg.Clients, http.MaxBytesHandler(s.opts.CodeStep, MaxRequestBodyBytes)))
 	}
+	open := o
+	open.AuthToken = "" // the origin check only
+	mux.Handle("GET /healthz", guard(open, nil, http.HandlerFunc(s.healthz)))
+	mux.Handle("GET /readyz", guard(open, nil, http.HandlerFunc(s.readyz)))
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", guard(open, nil, s.opts.Metrics))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
 	})

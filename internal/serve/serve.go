@@ -65,6 +65,15 @@ type Options struct {
 	// runs), behind the same token, origin check and body-size limit as
 	// /mcp.
 	CodeStep http.Handler
+	// Metrics, if set, is served at GET /metrics over HTTP (package
+	// metrics' Handler), without the token: what a scraper reads is
+	// counts, and health checkers and scrapers rarely hold one. The origin
+	// check still applies.
+	Metrics http.Handler
+	// Ready, if set, is asked by /readyz besides the upstreams having been
+	// attempted; an error (the store cannot be reached) makes the gateway
+	// not ready, and its text is the reason shown.
+	Ready func(ctx context.Context) error
 }
 
 // Server is the gateway's MCP server.
@@ -248,8 +257,10 @@ func (s *Server) waitForWarmup(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// track counts in-flight calls for graceful shutdown.
-func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
+// track counts in-flight calls for graceful shutdown, and says where the
+// runs of a call come from (run.WithOrigin: the surface, tool, session,
+// client and the request's _meta) for their observers and audit line.
+func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
@@ -258,11 +269,13 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 		defer context.AfterFunc(s.runs, cancel)()
 		// The audit line of the run this call makes says who asked.
 		var attrs []slog.Attr
-		if req.Params != nil {
-			attrs = append(attrs, slog.String("tool", req.Params.Name))
+		o := origin(req)
+		o.Surface = surface
+		if o.Tool != "" {
+			attrs = append(attrs, slog.String("tool", o.Tool))
 		}
-		if req.Session != nil && req.Session.ID() != "" {
-			attrs = append(attrs, slog.String("session", req.Session.ID()))
+		if o.Session != "" {
+			attrs = append(attrs, slog.String("session", o.Session))
 		}
 		ctx = builtin.WithCaller(ctx, s.caller(req))
 		if req.Session != nil {
@@ -272,7 +285,7 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 		// The channel back to this call's client: what a run asks it
 		// (approvals) goes through it, whichever surface runs the code.
 		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
-		res, err := h(outer.With(run.WithLogAttrs(ctx, attrs...), ch), req)
+		res, err := h(outer.With(run.WithOrigin(run.WithLogAttrs(ctx, attrs...), o), ch), req)
 		if ir, ok := ch.InputRequired(); ok && err == nil {
 			// The run waits for the client's answers: the call is
 			// answered with the questions (2026-07-28 protocol).

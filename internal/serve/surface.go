@@ -223,7 +223,7 @@ func (s *Server) register(servers []*catalog.Server) {
 				continue
 			}
 			seen[name], now[name] = true, true
-			s.addTool(t)
+			s.addTool(t, sf.name)
 		}
 		for name := range sf.served {
 			if !now[name] {
@@ -243,8 +243,9 @@ func (s *Server) register(servers []*catalog.Server) {
 	}
 }
 
-// addTool registers or replaces a tool if its definition changed.
-func (s *Server) addTool(t Tool) {
+// addTool registers or replaces a tool of surface if its definition
+// changed.
+func (s *Server) addTool(t Tool, surface string) {
 	def, err := json.Marshal(t.Tool)
 	if err != nil {
 		s.log.Error("a tool definition does not encode; it is not served", "tool", t.Tool.Name, "err", err)
@@ -257,5 +258,5 @@ func (s *Server) addTool(t Tool) {
 	if seen && prev == string(def) {
 		return
 	}
-	s.mcp.AddTool(t.Tool, s.track(t.Handler))
+	s.mcp.AddTool(t.Tool, s.track(t.Handler, surface))
 }

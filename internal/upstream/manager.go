@@ -236,10 +236,31 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 	}
 	var res *mcp.CallToolResult
 	err = c.do(ctx, op, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: CallMeta(ctx), Name: tool, Arguments: args})
 		return err
 	})
 	return redactResult(m, res, err)
+}
+
+type callMetaKey struct{}
+
+// WithCallMeta returns a ctx whose tool calls carry meta in their request's
+// params._meta, merged over what an outer WithCallMeta put there. A tracer
+// passes the W3C trace context on to the upstream this way (traceparent,
+// tracestate, baggage: MCP's convention, SEP-414).
+func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
+	if prev := CallMeta(ctx); len(prev) > 0 {
+		merged := maps.Clone(prev)
+		maps.Copy(merged, meta)
+		meta = merged
+	}
+	return context.WithValue(ctx, callMetaKey{}, mcp.Meta(meta))
+}
+
+// CallMeta returns the _meta WithCallMeta put in ctx, nil if none.
+func CallMeta(ctx context.Context) mcp.Meta {
+	m, _ := ctx.Value(callMetaKey{}).(mcp.Meta)
+	return m
 }
 
 // normalizeArgs checks raw JSON arguments before they reach the SDK, which
