@@ -71,7 +71,7 @@ type Response struct {
 	awaiting  int    // calls whose approval the client answers with its next call
 	runID     string        // see RunID
 	limits    config.Limits // resolved, once they are
-	recorded  func() // Options.Record's done, once the response is final
+	recorded  func()        // Options.Record's done, once the response is final
 	prep      *normalize.Prepared
 }
 
