@@ -18,7 +18,38 @@ import (
 const (
 	DiscoveryModule    = "@codemode/discovery"
 	ServerModulePrefix = "@codemode/servers/"
+	// ArgsModule's default export (also exported as `args`) is the run's
+	// Request.Args, {} without any; a run with Args also has them as the
+	// global `args`. Saved scripts read their arguments there.
+	ArgsModule = "@codemode/args"
 )
+
+// argsSource is @codemode/args for args (a JSON object, checked by
+// checkArgs, or nil). JSON is a JavaScript expression. The global is
+// writable, like any a script could have made itself.
+func argsSource(args json.RawMessage) string {
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	return "const args = " + string(args) + ";" + `
+Object.defineProperty(globalThis, "args", { value: args, writable: true, configurable: true, enumerable: false });
+export default args;
+export { args };
+`
+}
+
+// checkArgs refuses Request.Args that are not a JSON object.
+func checkArgs(args json.RawMessage) *diag.Diagnostic {
+	if args == nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil || m == nil {
+		return &diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,
+			Message: "args must be a JSON object", Hint: `pass the script's arguments as an object, e.g. "args": {"owner": "me"}`}
+	}
+	return nil
+}
 
 // resolve answers the sandbox's imports. It runs while the engine links
 // modules, so connecting a server here blocks the script, which is what an
@@ -27,6 +58,8 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 	switch {
 	case spec == DiscoveryModule:
 		return discoverySource, nil
+	case spec == ArgsModule:
+		return argsSource(v.args), nil
 	case strings.HasPrefix(spec, ServerModulePrefix):
 		id := strings.TrimPrefix(spec, ServerModulePrefix)
 		s, err := v.connect(ctx, id)

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/transpile"
 )
 
 // recorder is an Observer that keeps what it sees.
@@ -132,5 +133,38 @@ func TestNoObserver(t *testing.T) {
 	r := newTestRunner(t, map[string]*mcp.Server{})
 	if id := mustRun(t, r, "globalThis.__codemode_result__ = 1").RunID(); id != "" {
 		t.Errorf("run id %q", id)
+	}
+}
+
+// A run's Args are @codemode/args's default export and the global args;
+// without them the module exports {} (and the global is only there once
+// imported); anything but an object is refused.
+func TestArgs(t *testing.T) {
+	r := newTestRunner(t, map[string]*mcp.Server{})
+	ctx := context.Background()
+	resp := r.Run(ctx, Request{Code: `import a, { args as b } from "@codemode/args";
+globalThis.__codemode_result__ = [a.owner, b === a, args === a, args.n + 1];`, Args: json.RawMessage(`{"owner":"me","n":41}`)})
+	if string(resp.Result) != `["me",true,true,42]` {
+		t.Errorf("result %s\n%s", resp.Result, dump(resp))
+	}
+	// The global is there without an import.
+	resp = r.RunWith(ctx, Request{Code: `return args.owner`, Args: json.RawMessage(`{"owner":"me"}`)}, Extra{Transpile: transpile.Body()})
+	if string(resp.Result) != `"me"` {
+		t.Errorf("result %s\n%s", resp.Result, dump(resp))
+	}
+	resp = r.Run(ctx, Request{Code: `import a from "@codemode/args";
+globalThis.__codemode_result__ = a;`})
+	if string(resp.Result) != `{}` {
+		t.Errorf("result %s\n%s", resp.Result, dump(resp))
+	}
+	resp = r.Run(ctx, Request{Code: `globalThis.__codemode_result__ = typeof args;`})
+	if string(resp.Result) != `"undefined"` {
+		t.Errorf("result %s\n%s", resp.Result, dump(resp))
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `null`, `{`} {
+		resp = r.Run(ctx, Request{Code: `1`, Args: json.RawMessage(bad)})
+		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Code != diag.InvalidRequest {
+			t.Errorf("args %s: %s", bad, dump(resp))
+		}
 	}
 }

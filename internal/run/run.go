@@ -53,6 +53,12 @@ type Request struct {
 	// auto-approved and need no approval; every other call returns null
 	// to the script and is listed in Response.Plan.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Args are a saved script's arguments, a JSON object: the default
+	// export of @codemode/args and the global `args` (see ArgsModule).
+	Args json.RawMessage `json:"args,omitempty"`
+	// Script names the saved script the code comes from ("name@version"),
+	// for the run's observers; "" for code sent as it is.
+	Script string `json:"script,omitempty"`
 }
 
 // Response is a codemode.run response (§3.3). Every slice is non-nil so
@@ -280,6 +286,10 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 			Hint:    "send a shorter script: keep data out of the code and let tool calls fetch it"})
 		return resp
 	}
+	if bad := checkArgs(req.Args); bad != nil {
+		resp.Diagnostics = append(resp.Diagnostics, *bad)
+		return resp
+	}
 	limits := r.cfg.Resolve(req.Limits)
 	resp.limits = limits
 	resp.Diagnostics = append(resp.Diagnostics, clamped(req.Limits, limits, x.LimitParams)...)
@@ -323,8 +333,14 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 		// wait in real time, as live servers are called.
 		det = &sandbox.Deterministic{Seed: led.Seed, Now: time.UnixMilli(led.NowMs).UTC(), WaitTimers: true}
 	}
+	v.args = req.Args
+	prelude := x.Prelude
+	if req.Args != nil {
+		// The global `args` is there before the script's first line.
+		prelude = append([]string{ArgsModule}, prelude...)
+	}
 	so := &sandbox.Options{
-		Prelude: x.Prelude,
+		Prelude: prelude,
 		// The sandbox starts after transpiling and eager connects; it
 		// gets what is left of the run's time.
 		Deadline: deadline,
@@ -574,6 +590,7 @@ type View struct {
 	// operations hold their upstream answers against it as they arrive.
 	ticket *admit.Ticket
 	obs    *observed // nil when the run is not observed
+	args   json.RawMessage
 
 	// led is set when the run is a leg of one that may ask for approvals.
 	led    *ledger
