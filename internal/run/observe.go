@@ -61,6 +61,9 @@ type Origin struct {
 	// Client names the client: its clientInfo ("name/version") and, when
 	// it authenticated as a named client, that name.
 	Client string
+	// Auth is the named client (codemode.clients) whose token
+	// authenticated the request, if any.
+	Auth string
 	// Meta is the request's _meta, where a client puts its W3C trace
 	// context (traceparent, tracestate, baggage). Read only.
 	Meta map[string]any
