@@ -140,6 +140,8 @@ type Config struct {
 	// Admission bounds the runs the gateway takes on at once (package
 	// admit). Fully populated by Load.
 	Admission Admission
+	// History is what the run history keeps (codemode.history).
+	History History
 }
 
 // Admission holds the codemode.maxConcurrentRuns, maxConcurrentRunsPerSession,
@@ -156,6 +158,19 @@ type Admission struct {
 func (a Admission) Options() *admit.Options {
 	return &admit.Options{MaxRuns: a.MaxConcurrentRuns, MaxRunsPerSession: a.MaxConcurrentRunsPerSession,
 		MaxQueued: a.MaxQueuedRuns, MemoryBytes: a.MemoryBudgetBytes}
+}
+
+// History configures the run history: every run is recorded in the data
+// store unless Disabled, and kept until it is older than MaxAge or the
+// oldest runs must go to keep the history under MaxBytes.
+type History struct {
+	Disabled bool
+	// Payloads records tool calls' inputs and outputs (redacted).
+	Payloads bool
+	// MaxAge and MaxBytes are the retention. Default 30 days and 256 MiB
+	// (set by Load).
+	MaxAge   time.Duration
+	MaxBytes int64
 }
 
 // StoreLimits bound the `store` built-in's data. Both are fully populated
@@ -361,6 +376,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Serve.IndexBudgetTokens == 0 {
 		c.Serve.IndexBudgetTokens = 300
+	}
+	if c.History.MaxAge == 0 {
+		c.History.MaxAge = 30 * 24 * time.Hour
+	}
+	if c.History.MaxBytes == 0 {
+		c.History.MaxBytes = 256 << 20
 	}
 	if c.Store.MaxValueBytes == 0 {
 		c.Store.MaxValueBytes = 1 << 20

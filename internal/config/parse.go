@@ -236,8 +236,9 @@ var (
 	// servers on file changes).
 	serverAliases = []string{"alwaysAllow", "disabledTools", "timeout", "transportType", "watchPaths"}
 	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
-		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval"}
+		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval", "history"}
 	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
+	historyKey = []string{"enabled", "payloads", "maxAgeDays", "maxBytes"}
 	clientKeys = []string{"token", "namespace"}
 	limitKeys  = []string{"timeoutMs", "maxMemoryBytes", "maxLogBytes", "maxToolCalls", "maxResultBytes"}
 )
@@ -761,6 +762,8 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			c.Admission.MaxQueuedRuns, err = p.count(k, f.raw)
 		case "memoryBudgetBytes":
 			c.Admission.MemoryBudgetBytes, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
+		case "history":
+			err = p.history(k, f.raw, &c.History)
 		default:
 			return p.unknownKey("codemode", f.key, gatewayKey)
 		}
@@ -1025,6 +1028,37 @@ func (p *parser) storeLimits(key string, raw json.RawMessage, dst *StoreLimits) 
 			dst.MaxNamespaceBytes = v
 		default:
 			return p.unknownKey(key, f.key, storeKeys)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// history reads codemode.history.
+func (p *parser) history(key string, raw json.RawMessage, dst *History) error {
+	fields, err := p.object(key, raw, `use an object such as {"payloads": false, "maxAgeDays": 30, "maxBytes": 268435456}`)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		k := join(key, f.key)
+		switch f.key {
+		case "enabled":
+			var on bool
+			on, err = p.boolean(k, f.raw)
+			dst.Disabled = !on
+		case "payloads":
+			dst.Payloads, err = p.boolean(k, f.raw)
+		case "maxAgeDays":
+			var d int64
+			d, err = p.whole(k, f.raw, "days", math.MaxInt64/int64(24*time.Hour))
+			dst.MaxAge = time.Duration(d) * 24 * time.Hour
+		case "maxBytes":
+			dst.MaxBytes, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
+		default:
+			return p.unknownKey(key, f.key, historyKey)
 		}
 		if err != nil {
 			return err
