@@ -30,7 +30,9 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/redact"
+	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/store"
 )
 
@@ -88,6 +90,10 @@ type Recorder struct {
 
 	mu   sync.Mutex
 	subs map[chan struct{}]bool
+
+	// bundles holds the replay bundles Capture made, by run id, until
+	// the run's EndRun takes them.
+	bundles sync.Map
 }
 
 // New returns a Recorder writing to sink, and starts its writer; Close
@@ -177,6 +183,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 // into a store.RunRecord, off the run's path.
 type pending struct {
 	start    *run.RunStart
+	bundle   *replay.Bundle // with Payloads, from Capture
 	end      run.RunEnd
 	response run.Response // a copy: see EndRun
 	calls    []*call
@@ -238,6 +245,10 @@ func (rr *runRec) EndRun(ctx context.Context, e *run.RunEnd) {
 	p.response.Diagnostics = slices.Clone(e.Response.Diagnostics)
 	p.response.ToolTrace = slices.Clone(e.Response.ToolTrace)
 	p.end.Response = nil
+	if b, ok := rr.r.bundles.LoadAndDelete(p.start.ID); ok {
+		p.bundle = b.(*replay.Bundle)
+		p.bundle.Response = &p.response // the copy, not the caller's
+	}
 	select {
 	case <-rr.r.stop:
 		rr.r.dropped.Add(1)
@@ -249,6 +260,22 @@ func (rr *runRec) EndRun(ctx context.Context, e *run.RunEnd) {
 	default:
 		rr.r.dropped.Add(1)
 	}
+}
+
+// Capture is a run.Options.Record hook that records, with Options.Payloads,
+// each run's replay bundle as it runs (replay.Recorder's Live mode: the
+// run is not made deterministic), for `codemode history export`. Without
+// Payloads it records nothing.
+func (r *Recorder) Capture(info *run.Recording) func(*sandbox.Result, *run.Response) {
+	if !r.opts.Payloads || info.ID == "" {
+		return nil
+	}
+	id := info.ID
+	rc := &replay.Recorder{Live: true, Write: func(b *replay.Bundle) error {
+		r.bundles.Store(id, b)
+		return nil
+	}}
+	return rc.Record(info)
 }
 
 // payload is b redacted and bounded.
@@ -270,7 +297,19 @@ func (r *Recorder) record(p *pending) store.RunRecord {
 	if err != nil {
 		resp, _ = json.Marshal(map[string]string{"error": "the response could not be encoded: " + err.Error()})
 	}
+	var args json.RawMessage
+	if s.Request.Args != nil {
+		args = r.opts.Redact.JSON(s.Request.Args)
+	}
+	var bundle json.RawMessage
+	if p.bundle != nil {
+		// The recorder redacted what the run did; the code (as it was
+		// transpiled) is redacted here as everywhere in the history.
+		p.bundle.Code = r.opts.Redact.String(p.bundle.Code)
+		bundle, _ = json.Marshal(p.bundle)
+	}
 	rec := store.RunRecord{
+		Args: args, Bundle: bundle,
 		ID: s.ID, Start: s.Start, Duration: p.end.Duration,
 		Surface: s.Origin.Surface, Tool: s.Origin.Tool, Session: s.Origin.Session, Client: s.Origin.Client, Auth: s.Origin.Auth,
 		Script: s.Request.Script, Code: code, CodeSHA256: hex.EncodeToString(sum[:]),

@@ -14,6 +14,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/history"
+	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/testutil"
@@ -156,6 +157,40 @@ globalThis.__codemode_result__ = "` + secret + `".length;`})
 	}
 	if !strings.Contains(got.Code, "[REDACTED") {
 		t.Errorf("code %s", got.Code)
+	}
+}
+
+// With payloads, a run's replay bundle is kept, and replays offline.
+func TestBundle(t *testing.T) {
+	st := newStore(t)
+	r := runner(t, nil)
+	rec := history.New(st.History(), &history.Options{Payloads: true, Redact: r.Redactor()})
+	defer rec.Close(context.Background())
+	srv := config.Server{Name: "calc", Transport: config.Stdio, Command: "in-memory"}
+	cfg := testutil.Config(srv)
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"calc": calcServer()}), Logger: slog.New(slog.DiscardHandler)})
+	defer mgr.Close()
+	r = run.New(cfg, catalog.New(mgr), mgr, &run.Options{Observer: rec, Record: rec.Capture})
+	resp := r.Run(context.Background(), run.Request{Code: `import { add } from "@codemode/servers/calc";
+const [a, b] = await Promise.all([add({ a: 1, b: 2 }), add({ a: 1, b: 2 })]);
+const c = await add({ a: a.sum, b: b.sum });
+console.log("sum", c.sum);
+globalThis.__codemode_result__ = c.sum;`})
+	if string(resp.Result) != "6" {
+		t.Fatalf("result %s", resp.Result)
+	}
+	waitWritten(t, rec, 1)
+	got, err := st.History().Get(context.Background(), resp.RunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b replay.Bundle
+	if err := json.Unmarshal(got.Bundle, &b); err != nil || b.Format != replay.BundleFormat || len(b.Calls) != 3 {
+		t.Fatalf("bundle %s: %v", got.Bundle, err)
+	}
+	rep, err := replay.Replay(context.Background(), &b)
+	if err != nil || !rep.Reproduced {
+		t.Errorf("replay: %+v %v", rep, err)
 	}
 }
 

@@ -63,6 +63,10 @@ type Bundle struct {
 	Outcome Outcome `json:"outcome"`
 	// Response is the run's response as its client got it.
 	Response *run.Response `json:"response,omitempty"`
+	// Live: the run was recorded as it ran, not made deterministic (see
+	// Recorder.Live); its logs' times are real, so a replay compares the
+	// logs without them.
+	Live bool `json:"live,omitempty"`
 }
 
 // BundleShape is how the code was transpiled (transpile.Options).
@@ -114,6 +118,11 @@ type Recorder struct {
 	Write func(*Bundle) error
 	// OnError, if set, is told when Write fails.
 	OnError func(error)
+	// Live records a run as it runs, without making it deterministic
+	// (Math.random, Date and timers stay real): its bundle has seed 0 and
+	// the run's start time, and replays exactly when the script did not
+	// depend on them. The run history records bundles this way.
+	Live bool
 }
 
 // Releasing wraps the caller of a recorded runner: in a deterministic run
@@ -135,15 +144,19 @@ func (rc *Recorder) Record(info *run.Recording) func(*sandbox.Result, *run.Respo
 	var seed [4]byte
 	rand.Read(seed[:])
 	det := &sandbox.Deterministic{Seed: binary.LittleEndian.Uint32(seed[:]), Now: time.Now().UTC().Truncate(time.Millisecond), WaitTimers: true}
-	if o.Deterministic != nil {
+	switch {
+	case o.Deterministic != nil:
 		det = o.Deterministic // the run is deterministic already: keep its clock
+	case rc.Live:
+		det = &sandbox.Deterministic{Now: det.Now} // what a replay will use; the run stays live
+	default:
+		o.Deterministic = det
 	}
-	o.Deterministic = det
 	redact := o.Redact.String // a nil Redactor redacts nothing
 	// The code as it was transpiled: the normaliser's shape of the
 	// client's code (package normalize), in the surface's wrapper.
 	b := &Bundle{Format: BundleFormat, Code: info.Code, Prelude: info.Extra.Prelude, Limits: info.Limits,
-		Seed: det.Seed, Now: det.Now, Modules: []BundleModule{}, Calls: []BundleCall{}}
+		Seed: det.Seed, Now: det.Now, Modules: []BundleModule{}, Calls: []BundleCall{}, Live: rc.Live && o.Deterministic == nil}
 	if t := info.Transpile; t != nil {
 		b.Transpile = BundleShape{Lang: t.Lang, Prefix: t.Prefix, Suffix: t.Suffix}
 	}
@@ -385,7 +398,7 @@ func compare(b *Bundle, got Outcome, calls int) *Divergence {
 		return &Divergence{What: "result", Message: fmt.Sprintf("the result is %s in the replay, %s in the recording", clip(string(got.Result)), clip(string(want.Result)))}
 	}
 	for i := range max(len(want.Logs), len(got.Logs)) {
-		if i >= len(want.Logs) || i >= len(got.Logs) || want.Logs[i] != got.Logs[i] {
+		if i >= len(want.Logs) || i >= len(got.Logs) || !sameLog(want.Logs[i], got.Logs[i], b.Live) {
 			return &Divergence{What: "logs", Position: i, Message: fmt.Sprintf("log entry #%d is %s in the replay, %s in the recording", i, logText(got.Logs, i), logText(want.Logs, i))}
 		}
 	}
@@ -395,6 +408,15 @@ func compare(b *Bundle, got Outcome, calls int) *Divergence {
 		}
 	}
 	return nil
+}
+
+// sameLog compares log entries; a live recording's times are not the
+// replay's virtual ones.
+func sameLog(a, b sandbox.LogEntry, live bool) bool {
+	if live {
+		a.TimeMs, b.TimeMs = 0, 0
+	}
+	return a == b
 }
 
 func sameInput(a, b json.RawMessage) bool {

@@ -168,6 +168,8 @@ type Options struct {
 
 // Recording is what Options.Record sees of a run.
 type Recording struct {
+	// ID is the run's id for its observers ("" when it is not observed).
+	ID      string
 	Request Request
 	Extra   Extra
 	// Code and Transpile are what was transpiled: Request.Code as the
@@ -359,7 +361,11 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {
-		done = r.opts.Record(&Recording{Request: req, Extra: x, Code: ran.code, Transpile: ran.opts, Limits: limits, Sandbox: so})
+		rec := &Recording{Request: req, Extra: x, Code: ran.code, Transpile: ran.opts, Limits: limits, Sandbox: so}
+		if obs != nil {
+			rec.ID = obs.id
+		}
+		done = r.opts.Record(rec)
 	}
 	sres := sandbox.Run(ctx, out.Code, so)
 	if sres.Detached {

@@ -34,7 +34,9 @@ var _ = register(feature{Name: "history", Migrations: []migration{{
   response TEXT NOT NULL,
   tool_calls INTEGER NOT NULL,
   failed_calls INTEGER NOT NULL,
-  bytes INTEGER NOT NULL
+  bytes INTEGER NOT NULL,
+  args TEXT,
+  bundle TEXT
 );
 CREATE INDEX history_runs_started ON history_runs (started_at, id);
 CREATE TABLE history_calls (
@@ -75,7 +77,9 @@ INSERT INTO history_usage (k, runs, bytes) VALUES (1, 0, 0)`,
   response TEXT NOT NULL,
   tool_calls INTEGER NOT NULL,
   failed_calls INTEGER NOT NULL,
-  bytes BIGINT NOT NULL
+  bytes BIGINT NOT NULL,
+  args TEXT,
+  bundle TEXT
 );
 CREATE INDEX history_runs_started ON history_runs (started_at, id);
 CREATE TABLE history_calls (
@@ -119,6 +123,8 @@ type RunRecord struct {
 	// Code is the code as sent; CodeSHA256 its hash (hex).
 	Code       string
 	CodeSHA256 string
+	// Args are a saved script's arguments (JSON, redacted), nil if none.
+	Args json.RawMessage
 	// Limits are the run's resolved limits (JSON).
 	Limits  json.RawMessage
 	Outcome string
@@ -129,6 +135,9 @@ type RunRecord struct {
 	// Calls are the tool calls in the order they started; List leaves
 	// them, the code and the response out.
 	Calls []CallRecord
+	// Bundle is the run's replay bundle (package replay's format), kept
+	// when payloads are recorded; nil otherwise.
+	Bundle json.RawMessage
 	// Bytes is what the run counts against the history's size.
 	Bytes int64
 }
@@ -150,7 +159,7 @@ type CallRecord struct {
 // size is what r counts against the history's size: its text, and a
 // rough row overhead.
 func (r *RunRecord) size() int64 {
-	n := int64(256 + len(r.Code) + len(r.Response) + len(r.Limits) + len(r.Surface) + len(r.Tool) + len(r.Session) + len(r.Client) + len(r.Auth) + len(r.Script))
+	n := int64(256 + len(r.Code) + len(r.Response) + len(r.Limits) + len(r.Args) + len(r.Bundle) + len(r.Surface) + len(r.Tool) + len(r.Session) + len(r.Client) + len(r.Auth) + len(r.Script))
 	for _, c := range r.Calls {
 		n += int64(64 + len(c.Server) + len(c.Tool) + len(c.ErrorClass) + len(c.Error) + len(c.Input) + len(c.Output))
 	}
@@ -179,10 +188,10 @@ func (h History) Add(ctx context.Context, runs []RunRecord) error {
 			if limits == nil {
 				limits = json.RawMessage("{}")
 			}
-			res, err := b.txExec(ctx, tx, `INSERT INTO history_runs (id, started_at, duration_us, surface, tool, session, client, auth, script, code, code_sha256, limits, outcome, response, tool_calls, failed_calls, bytes)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			res, err := b.txExec(ctx, tx, `INSERT INTO history_runs (id, started_at, duration_us, surface, tool, session, client, auth, script, code, code_sha256, limits, outcome, response, tool_calls, failed_calls, bytes, args, bundle)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 				r.ID, r.Start.UnixMilli(), r.Duration.Microseconds(), r.Surface, r.Tool, r.Session, r.Client, r.Auth, r.Script, r.Code, r.CodeSHA256,
-				string(limits), r.Outcome, string(r.Response), r.ToolCalls, r.FailedCalls, r.Bytes)
+				string(limits), r.Outcome, string(r.Response), r.ToolCalls, r.FailedCalls, r.Bytes, nullJSON(r.Args), nullJSON(r.Bundle))
 			if err != nil {
 				return err
 			}
@@ -309,7 +318,7 @@ func (*AmbiguousError) answer() {}
 func (h History) Get(ctx context.Context, id string) (RunRecord, error) {
 	var r RunRecord
 	err := h.s.read(ctx, "history.get", func(b *backend, q queryer) error {
-		query := `SELECT id, started_at, duration_us, surface, tool, session, client, auth, script, code, code_sha256, limits, outcome, response, tool_calls, failed_calls, bytes
+		query := `SELECT id, started_at, duration_us, surface, tool, session, client, auth, script, code, code_sha256, limits, outcome, response, tool_calls, failed_calls, bytes, args, bundle
 FROM history_runs WHERE id = ?`
 		arg := id
 		if len(id) >= 8 && len(id) < 36 && strings.Trim(strings.ToLower(id), "0123456789abcdef-") == "" {
@@ -326,9 +335,17 @@ FROM history_runs WHERE id = ?`
 			n++
 			var start, dur int64
 			var limits, resp string
+			var args, bundle sql.NullString
 			if err := rows.Scan(&r.ID, &start, &dur, &r.Surface, &r.Tool, &r.Session, &r.Client, &r.Auth, &r.Script, &r.Code, &r.CodeSHA256,
-				&limits, &r.Outcome, &resp, &r.ToolCalls, &r.FailedCalls, &r.Bytes); err != nil {
+				&limits, &r.Outcome, &resp, &r.ToolCalls, &r.FailedCalls, &r.Bytes, &args, &bundle); err != nil {
 				return err
+			}
+			r.Args, r.Bundle = nil, nil
+			if args.Valid {
+				r.Args = json.RawMessage(args.String)
+			}
+			if bundle.Valid {
+				r.Bundle = json.RawMessage(bundle.String)
 			}
 			r.Start, r.Duration = time.UnixMilli(start), time.Duration(dur)*time.Microsecond
 			r.Limits, r.Response = json.RawMessage(limits), json.RawMessage(resp)

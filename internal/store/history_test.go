@@ -99,6 +99,17 @@ func TestHistory(t *testing.T) {
 		if c := r.Calls[1]; c.Outcome != "tool_error" || c.ErrorClass != "ToolCallError" || c.Input != nil || c.Output != nil {
 			t.Errorf("call 1: %+v", c)
 		}
+		if r.Args != nil || r.Bundle != nil {
+			t.Errorf("args %s bundle %s", r.Args, r.Bundle)
+		}
+		withBundle := runRecord("0000000b-bundle", t0.Add(-time.Hour), "cli", "ok")
+		withBundle.Args, withBundle.Bundle = json.RawMessage(`{"owner":"me"}`), json.RawMessage(`{"format":"x"}`)
+		if err := h.Add(ctx, []store.RunRecord{withBundle}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := h.Get(ctx, withBundle.ID); err != nil || string(r.Args) != `{"owner":"me"}` || string(r.Bundle) != `{"format":"x"}` {
+			t.Errorf("args and bundle: %+v %v", r, err)
+		}
 		if _, err := h.Get(ctx, "nope"); !isNotFound(err) {
 			t.Errorf("Get(nope): %v", err)
 		}
@@ -117,9 +128,9 @@ func TestHistory(t *testing.T) {
 			t.Errorf("an ambiguous prefix: %v", err)
 		}
 
-		// By age: runs before t0+3s go (0, 1, 2 and the extra one).
+		// By age: runs before t0+3s go (0, 1, 2 and the two extra ones).
 		deleted, err := h.Prune(ctx, t0.Add(3*time.Second), 0)
-		if err != nil || deleted != 4 {
+		if err != nil || deleted != 5 {
 			t.Fatalf("Prune by age: %d, %v", deleted, err)
 		}
 		got, _, _ := h.List(ctx, store.RunFilter{})
