@@ -302,3 +302,18 @@ func observeOutcome(end func(time.Duration, string, *diag.Error, *mcp.CallToolRe
 		end(d, CallOK, nil, res)
 	}
 }
+
+type scriptKey struct{}
+
+type scriptRun struct {
+	ref  string
+	args json.RawMessage
+}
+
+// WithScript returns a ctx whose runs are of the saved script ref
+// ("name@version") with args: a run whose Request has no Script of its own
+// takes them (Request.Script and Request.Args). The serving layer resolves
+// a request's {"script": NAME} once, for every surface, this way.
+func WithScript(ctx context.Context, ref string, args json.RawMessage) context.Context {
+	return context.WithValue(ctx, scriptKey{}, scriptRun{ref, args})
+}

@@ -251,6 +251,9 @@ func (r *Runner) Run(ctx context.Context, req Request) *Response {
 // RunWith is Run with surface-specific variations.
 func (r *Runner) RunWith(ctx context.Context, req Request, x Extra) *Response {
 	start := time.Now()
+	if sr, ok := ctx.Value(scriptKey{}).(scriptRun); ok && req.Script == "" {
+		req.Script, req.Args = sr.ref, sr.args
+	}
 	ctx, obs := r.startObserving(ctx, start, req)
 	var resp *Response
 	if r.cfg.ApprovalPossible() && !req.DryRun && !x.ReadOnly {
@@ -279,7 +282,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: []TraceEntry{}}
 	if strings.TrimSpace(req.Code) == "" {
 		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.InvalidRequest,
-			Message: "the request has no code", Hint: "pass the script to run in `code`"})
+			Message: "the request has no code", Hint: "pass the script to run in `code` (or a saved script's name in `script`)"})
 		return resp
 	}
 	if len(req.Code) > MaxScriptBytes {

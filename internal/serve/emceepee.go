@@ -55,9 +55,10 @@ type emceepeeSearchArgs struct {
 
 // emceepeeExecuteArgs are codemode_execute's arguments.
 type emceepeeExecuteArgs struct {
-	Code    string   `json:"code" jsonschema:"JavaScript function body; return the result"`
+	Code    string   `json:"code,omitempty" jsonschema:"JavaScript function body; return the result"`
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"ms"`
 	DryRun  bool     `json:"dryRun,omitempty" jsonschema:"only read-only calls run; others return null and are listed in plan"`
+	scriptFields
 }
 
 var (

@@ -45,6 +45,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/outer"
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -70,6 +71,10 @@ type Options struct {
 	// counts, and health checkers and scrapers rarely hold one. The origin
 	// check still applies.
 	Metrics http.Handler
+	// Scripts, if set, resolves a tool call's {"script": NAME} (package
+	// scripts' Resolve): every surface's code-taking tool then runs a
+	// saved script by name, with "args". nil refuses such calls.
+	Scripts func(ctx context.Context, ref string) (code, full string, _ *diag.Diagnostic)
 	// Ready, if set, is asked by /readyz besides the upstreams having been
 	// attempted; an error (the store cannot be reached) makes the gateway
 	// not ready, and its text is the reason shown.
@@ -281,6 +286,10 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		if req.Session != nil {
 			// Its runs count against the session's own bound.
 			ctx = admit.WithSession(ctx, req.Session)
+		}
+		ctx, bad := s.useScript(ctx, req)
+		if bad != nil {
+			return bad, nil
 		}
 		// The channel back to this call's client: what a run asks it
 		// (approvals) goes through it, whichever surface runs the code.

@@ -24,7 +24,8 @@ import (
 
 // codeArgs are the arguments of the tools that take only code.
 type codeArgs struct {
-	Code string `json:"code"`
+	Code string `json:"code,omitempty"`
+	scriptFields
 }
 
 // codeInput is the input of a tool that takes only code; example is what
