@@ -75,7 +75,9 @@ func (s *Server) useScript(ctx context.Context, req *mcp.CallToolRequest) (conte
 	return run.WithScript(ctx, full, args), nil
 }
 
-func isNullJSON(b json.RawMessage) bool { return len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
+func isNullJSON(b json.RawMessage) bool {
+	return len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null"))
+}
 
 // invalidRequest answers a request that cannot run with a §3.3 response
 // holding its diagnostic, as a tool error.
