@@ -58,6 +58,11 @@ Usage:
   codemode replay step [FILE|-]                  one step of a code block whose tools the client runs
   codemode replay run BUNDLE                     re-run a recorded run offline, report if it reproduced
   codemode proxy --upstream URL [--model M]      OpenAI-compatible chat completions with code orchestration
+  codemode history [list|show ID|rerun ID|export ID]
+                                                 the recorded runs of every surface
+  codemode scripts [save NAME FILE|list|show NAME|delete NAME]
+                                                 saved scripts, run with {"script": NAME, "args": {...}}
+  codemode ui [--data-dir D]                     the inspector pages over a local store (serve --http has them at /ui)
   codemode version
 
 The configuration is --config FILE, else $CODEMODE_CONFIG, else ./codemode.json,
@@ -83,6 +88,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return e.replay(args[1:])
 	case "proxy":
 		return e.proxy(args[1:])
+	case "history":
+		return e.history(args[1:])
+	case "scripts":
+		return e.scripts(args[1:])
+	case "ui":
+		return e.ui(args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "codemode", buildinfo.Describe())
 		return ExitOK

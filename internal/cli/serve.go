@@ -13,6 +13,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/scripts"
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
@@ -94,10 +95,10 @@ func (e *env) serve(args []string) int {
 	// until it is solved.
 	// It happens in the background: a PostgreSQL that does not answer
 	// must not hold up serving.
-	if len(g.builtins.Active()) > 0 {
+	if len(g.builtins.Active()) > 0 || !g.cfg.History.Disabled {
 		go func() {
 			if err := g.store.Ready(e.ctx); err != nil {
-				g.log.Warn("the data store is unavailable; the built-in servers' calls fail until it is fixed", "err", err)
+				g.log.Warn("the data store is unavailable; the built-in servers' calls fail, and runs are not recorded, until it is fixed", "err", err)
 			} else {
 				g.log.Info("data store ready", "backend", g.store.Backend(), "where", g.store.Where())
 			}
@@ -117,11 +118,20 @@ func (e *env) serve(args []string) int {
 		opts.Record, caller = rec.Record, replay.Releasing(caller)
 		g.log.Info("recording every run (deterministic) as a replay bundle", "dir", dir)
 	}
+	opts.Record = obs.record(opts.Record)
 	r := run.New(g.cfg, g.cat, caller, opts)
+	saved := scripts.New(g.store)
 	so := &serve.Options{Logger: g.log, Version: buildinfo.Version(),
-		CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm, Observer: opts.Observer}))}
+		CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm, Observer: opts.Observer})),
+		Scripts:  saved.Resolve}
 	if obs.metrics != nil {
 		so.Metrics = obs.metrics.Handler()
+	}
+	if len(g.builtins.Active()) > 0 || !g.cfg.History.Disabled {
+		so.Ready = g.store.Ready
+	}
+	if httpAddr != "" {
+		so.UI = e.inspector(g, obs, saved, token)
 	}
 	srv = serve.New(r, g.mgr, so)
 

@@ -131,6 +131,10 @@ func New(sink Sink, opts *Options) *Recorder {
 	return r
 }
 
+// Payloads reports whether the recorder keeps tool calls' inputs and
+// outputs (and replay bundles, see Capture).
+func (r *Recorder) Payloads() bool { return r.opts.Payloads }
+
 // Dropped is how many runs were not recorded because the queue was full.
 func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
 

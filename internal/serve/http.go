@@ -114,6 +114,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", guard(open, nil, s.opts.Metrics))
 	}
+	if s.opts.UI != nil {
+		mux.Handle("/ui", guard(open, nil, s.opts.UI))
+		mux.Handle("/ui/", guard(open, nil, s.opts.UI))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
 	})

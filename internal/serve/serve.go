@@ -75,6 +75,10 @@ type Options struct {
 	// scripts' Resolve): every surface's code-taking tool then runs a
 	// saved script by name, with "args". nil refuses such calls.
 	Scripts func(ctx context.Context, ref string) (code, full string, _ *diag.Diagnostic)
+	// UI, if set, is served at /ui over HTTP (package ui's pages), behind
+	// the origin check; it checks the token itself, as a page must ask
+	// for it.
+	UI http.Handler
 	// Ready, if set, is asked by /readyz besides the upstreams having been
 	// attempted; an error (the store cannot be reached) makes the gateway
 	// not ready, and its text is the reason shown.
