@@ -23,15 +23,15 @@ import (
 // The run list
 
 type runRow struct {
-	ID, Short        string
-	Start            time.Time
-	Surface, Tool    string
-	Outcome          string
-	OK               bool
-	Duration         string
-	Calls, Failed    int
-	Script, Hash     string
-	Client, Session  string
+	ID, Short       string
+	Start           time.Time
+	Surface, Tool   string
+	Outcome         string
+	OK              bool
+	Duration        string
+	Calls, Failed   int
+	Script, Hash    string
+	Client, Session string
 }
 
 type filterForm struct {
