@@ -3,6 +3,8 @@
 .PHONY: test
 test: npm
 	go vet ./...
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		echo "NOTE: Chromium is not installed: the browser test of the inspector (internal/ui) is skipped (apt-get install chromium)."
 	go test ./...
 
 .PHONY: npm

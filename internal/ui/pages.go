@@ -131,6 +131,8 @@ func dur(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
 		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
 	case d < 10*time.Second:
 		return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 	}
@@ -276,16 +278,19 @@ func waterfall(rec store.RunRecord) ([]callView, []tick, string) {
 	var out []callView
 	for i, c := range rec.Calls {
 		left := pct(c.Offset - from)
-		width := max(pct(c.Duration), 0.4) // a call under the axis' resolution still shows
-		width = min(width, 100-left)
+		// A call under the axis' resolution still shows, ending at the
+		// axis' end at the latest.
+		width := max(pct(c.Duration), 0.6)
+		left = max(0, min(left, 100-width))
 		out = append(out, callView{N: i + 1, Server: c.Server, Tool: c.Tool, Start: dur(c.Offset), Duration: dur(c.Duration),
 			OffsetUs: c.Offset.Microseconds(), DurUs: c.Duration.Microseconds(), Outcome: c.Outcome, OK: c.Outcome == run.CallOK,
 			ErrorClass: c.ErrorClass, Error: c.Error, Left: fmt.Sprintf("%.3f%%", left), Width: fmt.Sprintf("%.3f%%", width),
 			Input: prettyOrEmpty(c.Input), Output: prettyOrEmpty(c.Output)})
 	}
-	var ticks []tick
-	for i := 0; i <= 4; i++ {
-		ticks = append(ticks, tick{Left: fmt.Sprintf("%d%%", i*25), Label: dur(from + span*time.Duration(i)/4)})
+	// The first tick says when the calls began; the others how long after.
+	ticks := []tick{{Left: "0%", Label: dur(from)}}
+	for i := 1; i <= 4; i++ {
+		ticks = append(ticks, tick{Left: fmt.Sprintf("%d%%", i*25), Label: "+" + dur(span*time.Duration(i)/4)})
 	}
 	return out, ticks, dur(from) + " to " + dur(to)
 }

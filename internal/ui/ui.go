@@ -142,7 +142,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The pages load nothing from elsewhere, and no one frames them.
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer a browser sends "Origin: null"
+	// with the login form, which the origin check refuses.
+	h.Set("Referrer-Policy", "same-origin")
 	if u.opts.Auth != nil && !u.authorized(r) && !u.public(r) {
 		u.askToken(w, r)
 		return
