@@ -75,6 +75,7 @@ var (
 			t := prop(s, "timeout")
 			t.Minimum, t.Maximum = ptr(1000.0), ptr(300000.0)
 			t.Default = json.RawMessage(`30000`)
+			codeOrScript(s)
 		})
 )
 

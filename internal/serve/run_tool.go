@@ -33,6 +33,9 @@ type runArgs struct {
 	Limits                *runLimits `json:"limits,omitempty"`
 	RequestedCapabilities []string   `json:"requestedCapabilities,omitempty"`
 	DryRun                bool       `json:"dryRun,omitempty"`
+	// {"script", "args"} are accepted too (see useScript) but not
+	// declared: this schema is in every tools/list of the default
+	// surface, whose token budget has no room for them.
 }
 
 // runLimits are §3.2.4's limit keys. Unknown keys are ignored, not refused:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
@@ -21,8 +22,14 @@ import (
 
 // scriptFields are what codeArgs and runArgs add for saved scripts.
 type scriptFields struct {
-	Script string         `json:"script,omitempty" jsonschema:"saved script to run instead of code: NAME or NAME@VERSION"`
-	Args   map[string]any `json:"args,omitempty" jsonschema:"the saved script's args"`
+	Script string         `json:"script,omitempty" jsonschema:"saved script to run instead of code: NAME[@VERSION]"`
+	Args   map[string]any `json:"args,omitempty" jsonschema:"its args"`
+}
+
+// codeOrScript amends the schema of a tool that takes code or a saved
+// script: one of them is required.
+func codeOrScript(s *jsonschema.Schema) {
+	s.AnyOf = []*jsonschema.Schema{{Required: []string{"code"}}, {Required: []string{"script"}}}
 }
 
 // useScript resolves a call's "script". It returns the result to answer

@@ -31,7 +31,7 @@ type codeArgs struct {
 // codeInput is the input of a tool that takes only code; example is what
 // its code looks like, for refusals.
 func codeInput(example string) *input[codeArgs] {
-	return newInput[codeArgs](`{"code": "`+example+`"}`, nil)
+	return newInput[codeArgs](`{"code": "`+example+`"}`, codeOrScript)
 }
 
 // execArgs are the arguments of the tools that run code against the

@@ -161,7 +161,9 @@ func plain(s *jsonschema.Schema) {
 	if s == nil {
 		return
 	}
-	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && isEmptySchema(ap.Not) {
+	if ap := s.AdditionalProperties; ap != nil && (ap.Not != nil && isEmptySchema(ap.Not) || isEmptySchema(ap)) {
+		// false (Go's closed structs) is not what the handlers do; true
+		// (a map's) says nothing: the default.
 		s.AdditionalProperties = nil
 	}
 	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
