@@ -9,11 +9,13 @@
 // Start with [New]: a [*Recorder] is a run.Observer (run.Options.Observer).
 // Recording never slows an answer: a run's record goes into a bounded queue
 // without waiting, and one goroutine writes the queue to the store in
-// batches; when the queue is full the record is dropped and counted
-// ([Recorder.Dropped], exported as codemode_history_dropped_total). The
-// same goroutine enforces retention (Options.MaxAge, Options.MaxBytes)
-// after every batch it writes and, when nothing is written, every
-// Options.PruneEvery.
+// batches (the runs of up to Options.FlushEvery in one transaction); when
+// the queue is full the record is dropped and counted ([Recorder.Dropped],
+// exported as codemode_history_dropped_total). The same goroutine enforces
+// retention (Options.MaxAge, Options.MaxBytes): after a batch whenever
+// the history may hold more than MaxBytes or a run older than MaxAge (it
+// knows its size and oldest run from the last clean-up and what it wrote
+// since), and every Options.PruneEvery.
 package history
 
 import (
@@ -39,7 +41,7 @@ import (
 // Sink is where a Recorder writes: store.History, or a stand-in in tests.
 type Sink interface {
 	Add(ctx context.Context, runs []store.RunRecord) error
-	Prune(ctx context.Context, before time.Time, maxBytes int64) (int64, error)
+	Prune(ctx context.Context, before time.Time, maxBytes int64) (store.PruneResult, error)
 }
 
 // Defaults of Options.
@@ -65,9 +67,13 @@ type Options struct {
 	// MaxBytes. Defaults 30 days and 256 MiB; negative: no limit.
 	MaxAge   time.Duration
 	MaxBytes int64
-	// PruneEvery is how often retention is enforced when no run is being
-	// written. Default 1 minute.
+	// PruneEvery is how often retention by age is enforced when no run
+	// is being written. Default 1 minute.
 	PruneEvery time.Duration
+	// FlushEvery is how long a run may wait in the queue for others to be
+	// written with it in one transaction (group commit: the store's cost
+	// per transaction, not per run). Default 100ms.
+	FlushEvery time.Duration
 	// QueueSize bounds the runs waiting to be written. Default 1024.
 	QueueSize int
 	// Now is the clock of retention by age. Default time.Now.
@@ -112,6 +118,9 @@ func New(sink Sink, opts *Options) *Recorder {
 	}
 	if o.PruneEvery <= 0 {
 		o.PruneEvery = time.Minute
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 100 * time.Millisecond
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -343,7 +352,7 @@ func (r *Recorder) record(p *pending) store.RunRecord {
 }
 
 // maxBatch bounds the runs written in one transaction.
-const maxBatch = 128
+const maxBatch = 256
 
 // writeTimeout bounds one batch's write: a store that hangs must not keep
 // the writer from ever draining (the queue drops meanwhile).
@@ -355,54 +364,84 @@ func (r *Recorder) write() {
 	defer close(r.done)
 	ticker := time.NewTicker(r.opts.PruneEvery)
 	defer ticker.Stop()
-	batch := make([]store.RunRecord, 0, maxBatch)
+	var batch []*pending
+	var flushC <-chan time.Time
+	var timer *time.Timer
+	st := r.prune() // what the history holds, to know when to prune again
+	flush := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, flushC = nil, nil
+		}
+		if len(batch) == 0 {
+			return
+		}
+		recs := make([]store.RunRecord, len(batch))
+		for i, p := range batch {
+			recs[i] = r.record(p)
+		}
+		batch = batch[:0]
+		n := r.flush(recs)
+		for _, rec := range recs[:n] {
+			st.Bytes += rec.Bytes
+			if st.Oldest.IsZero() || rec.Start.Before(st.Oldest) {
+				st.Oldest = rec.Start
+			}
+		}
+		if r.overLimits(st) {
+			st = r.prune()
+		}
+		// Counted once retention is applied after them, so that whoever
+		// waits for a run to be written sees the history as it stays.
+		r.written.Add(uint64(n))
+		r.notify()
+	}
 	for {
-		var p *pending
 		select {
-		case p = <-r.queue:
+		case p := <-r.queue:
+			batch = append(batch, p)
+			if len(batch) >= maxBatch {
+				flush()
+			} else if timer == nil {
+				timer = time.NewTimer(r.opts.FlushEvery)
+				flushC = timer.C
+			}
+		case <-flushC:
+			timer = nil
+			flush()
 		case <-ticker.C:
-			r.prune()
-			continue
+			st = r.prune()
 		case <-r.stop:
 			// Write what is left, then stop.
 			for {
-				batch = batch[:0]
-				for len(batch) < maxBatch {
-					select {
-					case p := <-r.queue:
-						batch = append(batch, r.record(p))
-						continue
-					default:
+				select {
+				case p := <-r.queue:
+					batch = append(batch, p)
+					if len(batch) >= maxBatch {
+						flush()
 					}
-					break
+					continue
+				default:
 				}
-				if len(batch) == 0 {
-					return
-				}
-				r.written.Add(r.flush(batch))
+				break
 			}
+			flush()
+			return
 		}
-		batch = append(batch[:0], r.record(p))
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case p := <-r.queue:
-				batch = append(batch, r.record(p))
-			default:
-				break more
-			}
-		}
-		n := r.flush(batch)
-		r.prune()
-		// Counted once retention is applied after them, so that whoever
-		// waits for a run to be written sees the history as it stays.
-		r.written.Add(n)
-		r.notify()
 	}
 }
 
-// flush writes a batch and returns how many runs it wrote.
-func (r *Recorder) flush(batch []store.RunRecord) uint64 {
+// overLimits reports whether the history may hold more than it keeps.
+func (r *Recorder) overLimits(st store.PruneResult) bool {
+	if r.opts.MaxBytes > 0 && st.Bytes > r.opts.MaxBytes {
+		return true
+	}
+	return r.opts.MaxAge > 0 && !st.Oldest.IsZero() && st.Oldest.Before(r.opts.Now().Add(-r.opts.MaxAge))
+}
+
+// flush writes a batch and returns how many runs it wrote (all or none);
+// the store sets each record's Bytes.
+func (r *Recorder) flush(batch []store.RunRecord) int {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	if err := r.sink.Add(ctx, batch); err != nil {
@@ -412,26 +451,27 @@ func (r *Recorder) flush(batch []store.RunRecord) uint64 {
 		r.log.Warn("the run history could not record runs; they are dropped", "runs", len(batch), "err", err)
 		return 0
 	}
-	return uint64(len(batch))
+	return len(batch)
 }
 
-// prune enforces retention.
-func (r *Recorder) prune() {
+// prune enforces retention and returns what the history holds after it
+// (as far as it knows: zero when the store cannot say).
+func (r *Recorder) prune() store.PruneResult {
 	var before time.Time
 	if r.opts.MaxAge > 0 {
 		before = r.opts.Now().Add(-r.opts.MaxAge)
 	}
-	maxBytes := max(r.opts.MaxBytes, 0)
-	if before.IsZero() && maxBytes == 0 {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	if n, err := r.sink.Prune(ctx, before, maxBytes); err != nil {
+	res, err := r.sink.Prune(ctx, before, max(r.opts.MaxBytes, 0))
+	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			r.log.Warn("the run history could not apply its retention", "err", err)
 		}
-	} else if n > 0 {
-		r.log.Debug("run history pruned", "runs", n)
+		return store.PruneResult{}
 	}
+	if res.Deleted > 0 {
+		r.log.Debug("run history pruned", "runs", res.Deleted)
+	}
+	return res
 }

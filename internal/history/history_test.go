@@ -209,7 +209,9 @@ func (s *slowSink) Add(ctx context.Context, runs []store.RunRecord) error {
 	return nil
 }
 
-func (s *slowSink) Prune(context.Context, time.Time, int64) (int64, error) { return 0, nil }
+func (s *slowSink) Prune(context.Context, time.Time, int64) (store.PruneResult, error) {
+	return store.PruneResult{}, nil
+}
 
 // A store that does not answer never makes a run wait: with the writer
 // stuck and the queue full, further runs are answered at once and dropped,

@@ -400,19 +400,43 @@ func (h History) Usage(ctx context.Context) (runs, bytes int64, err error) {
 // large clean-up never holds the write lock for long.
 const pruneChunk = 500
 
+// PruneResult is what Prune did and what is left.
+type PruneResult struct {
+	// Deleted is how many runs Prune deleted.
+	Deleted int64
+	// Runs and Bytes are what the history holds now (see Usage); Oldest
+	// is the start of its oldest run (zero when it is empty).
+	Runs, Bytes int64
+	Oldest      time.Time
+}
+
 // Prune deletes the runs that started before before (if it is not zero)
 // and then, oldest first, the runs that bring the history's Bytes over
-// maxBytes (if it is positive), to leave it at most at maxBytes. It
-// returns how many runs it deleted.
-func (h History) Prune(ctx context.Context, before time.Time, maxBytes int64) (int64, error) {
-	var total int64
+// maxBytes (if it is positive), to leave it at most at maxBytes.
+func (h History) Prune(ctx context.Context, before time.Time, maxBytes int64) (PruneResult, error) {
+	var res PruneResult
 	for {
 		n, more, err := h.pruneOnce(ctx, before, maxBytes)
-		total += n
-		if err != nil || !more {
-			return total, err
+		res.Deleted += n
+		if err != nil {
+			return res, err
+		}
+		if !more {
+			break
 		}
 	}
+	err := h.s.read(ctx, "history.prune", func(b *backend, q queryer) error {
+		var oldest sql.NullInt64
+		if err := b.readRow(ctx, "SELECT runs, bytes FROM history_usage WHERE k = 1").Scan(&res.Runs, &res.Bytes); err != nil {
+			return err
+		}
+		if err := b.readRow(ctx, "SELECT MIN(started_at) FROM history_runs").Scan(&oldest); err != nil {
+			return err
+		}
+		res.Oldest = msTime(oldest)
+		return nil
+	})
+	return res, err
 }
 
 // pruneOnce deletes at most pruneChunk runs; more reports that there may

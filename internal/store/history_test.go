@@ -129,9 +129,9 @@ func TestHistory(t *testing.T) {
 		}
 
 		// By age: runs before t0+3s go (0, 1, 2 and the two extra ones).
-		deleted, err := h.Prune(ctx, t0.Add(3*time.Second), 0)
-		if err != nil || deleted != 5 {
-			t.Fatalf("Prune by age: %d, %v", deleted, err)
+		pr, err := h.Prune(ctx, t0.Add(3*time.Second), 0)
+		if err != nil || pr.Deleted != 5 || pr.Runs != 7 || !pr.Oldest.Equal(t0.Add(3*time.Second)) {
+			t.Fatalf("Prune by age: %+v, %v", pr, err)
 		}
 		got, _, _ := h.List(ctx, store.RunFilter{})
 		if ids(got) != "9876543" {
@@ -140,13 +140,13 @@ func TestHistory(t *testing.T) {
 		// By size: keep what fits in the bytes of two runs without calls.
 		rn, total, _ := h.Usage(ctx)
 		per := total / rn
-		deleted, err = h.Prune(ctx, time.Time{}, 2*per+per/2)
+		pr, err = h.Prune(ctx, time.Time{}, 2*per+per/2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, _, _ = h.List(ctx, store.RunFilter{})
-		if ids(got) != "98" || deleted != 5 {
-			t.Errorf("after pruning by size: %s (deleted %d)", ids(got), deleted)
+		if ids(got) != "98" || pr.Deleted != 5 || pr.Runs != 2 || pr.Bytes > 2*per+per/2 {
+			t.Errorf("after pruning by size: %s (%+v)", ids(got), pr)
 		}
 		n, bytes, _ = h.Usage(ctx)
 		if n != 2 || bytes > 2*per+per/2 {
