@@ -97,6 +97,9 @@ type Recorder struct {
 	mu   sync.Mutex
 	subs map[chan struct{}]bool
 
+	// warned is when the writer last warned of a failed write (its own).
+	warned time.Time
+
 	// bundles holds the replay bundles Capture made, by run id, until
 	// the run's EndRun takes them.
 	bundles sync.Map
@@ -448,7 +451,11 @@ func (r *Recorder) flush(batch []store.RunRecord) int {
 		// The runs are lost, not retried: the store's own retries are
 		// over, and the queue keeps filling behind them.
 		r.dropped.Add(uint64(len(batch)))
-		r.log.Warn("the run history could not record runs; they are dropped", "runs", len(batch), "err", err)
+		// Once a minute at most: a store that is down fails every batch.
+		if now := time.Now(); now.Sub(r.warned) >= time.Minute {
+			r.warned = now
+			r.log.Warn("the run history could not record runs; they are dropped (codemode_history_dropped_total counts them)", "runs", len(batch), "err", err)
+		}
 		return 0
 	}
 	return len(batch)
