@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/codemode-mcp/codemode/internal/scripts"
 	"github.com/codemode-mcp/codemode/internal/ui"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -39,6 +40,7 @@ func configured(cfg *config.Config) []ui.Server {
 // state and last error, and, for those connected once, its tools and
 // declared capabilities.
 func liveServers(ctx context.Context, g *gateway) []ui.Server {
+	red := redact.ForServers(g.cfg.Servers)
 	all, failed := g.cat.View().All(ctx)
 	byID := map[string]ui.Server{}
 	for _, s := range all {
@@ -79,9 +81,9 @@ func liveServers(ctx context.Context, g *gateway) []ui.Server {
 		}
 		v.State = string(st.State)
 		if st.Err != nil {
-			v.LastError = st.Err.Error()
+			v.LastError = red.String(st.Err.Error())
 		} else if err := failed[st.ServerID]; err != nil && !errors.Is(err, upstream.ErrClosed) {
-			v.LastError = err.Error()
+			v.LastError = red.String(err.Error())
 		}
 		out = append(out, v)
 	}
