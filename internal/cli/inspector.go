@@ -3,7 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/redact"
@@ -66,10 +67,9 @@ func liveServers(ctx context.Context, g *gateway) []ui.Server {
 			if c.Completions != nil {
 				v.Capabilities = append(v.Capabilities, "completions")
 			}
-			for k := range c.Experimental {
+			for _, k := range slices.Sorted(maps.Keys(c.Experimental)) {
 				v.Capabilities = append(v.Capabilities, "experimental: "+k)
 			}
-			sort.Strings(v.Capabilities[min(len(v.Capabilities), 5):])
 		}
 		byID[s.ID] = v
 	}
