@@ -219,9 +219,10 @@ func (r *Recorder) StartRun(ctx context.Context, s *run.RunStart) (context.Conte
 }
 
 type runRec struct {
-	r  *Recorder
-	mu sync.Mutex
-	p  *pending
+	r   *Recorder
+	mu  sync.Mutex
+	p   *pending
+	leg int
 }
 
 func (rr *runRec) StartCall(ctx context.Context, c *run.CallStart) (context.Context, func(*run.CallEnd)) {
@@ -231,6 +232,11 @@ func (rr *runRec) StartCall(ctx context.Context, c *run.CallStart) (context.Cont
 		cl.input = bytes.Clone(c.Input)
 	}
 	rr.mu.Lock()
+	if c.Leg > rr.leg {
+		// A new leg of a run that asks for approvals runs the script
+		// again: its calls are the run's.
+		rr.leg, rr.p.calls = c.Leg, nil
+	}
 	rr.p.calls = append(rr.p.calls, cl)
 	rr.mu.Unlock()
 	return ctx, func(e *run.CallEnd) {

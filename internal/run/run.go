@@ -74,7 +74,7 @@ type Response struct {
 
 	used      []string
 	suspended bool
-	awaiting  int    // calls whose approval the client answers with its next call
+	awaiting  int           // calls whose approval the client answers with its next call
 	runID     string        // see RunID
 	limits    config.Limits // resolved, once they are
 	recorded  func()        // Options.Record's done, once the response is final

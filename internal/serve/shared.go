@@ -37,13 +37,14 @@ func codeInput(example string) *input[codeArgs] {
 // execArgs are the arguments of the tools that run code against the
 // servers: the code, and dryRun (run.Request.DryRun).
 type execArgs struct {
-	Code   string `json:"code"`
+	Code   string `json:"code,omitempty"`
 	DryRun bool   `json:"dryRun,omitempty" jsonschema:"only read-only calls run; others return null and are listed in plan"`
+	scriptFields
 }
 
 // execInput is the input of a tool that runs code against the servers.
 func execInput(example string) *input[execArgs] {
-	return newInput[execArgs](`{"code": "`+example+`", "dryRun"?: boolean}`, nil)
+	return newInput[execArgs](`{"code": "`+example+`", "dryRun"?: boolean}`, codeOrScript)
 }
 
 // fixedLimits is run.Extra.LimitParams for tools whose limits the caller
