@@ -308,3 +308,23 @@ func TestRetention(t *testing.T) {
 		t.Errorf("%d runs older than the limit remain", n)
 	}
 }
+
+// A run that asks for approvals runs its script once per leg: the record
+// keeps the last leg's calls.
+func TestLegs(t *testing.T) {
+	st := newStore(t)
+	rec := history.New(st.History(), nil)
+	ctx, ro := rec.StartRun(context.Background(), &run.RunStart{ID: "01900000-0000-7000-8000-00000000000a", Start: time.Now(), Request: run.Request{Code: "x"}})
+	for leg := 1; leg <= 2; leg++ {
+		for _, tool := range []string{"read", "write"}[:leg] {
+			_, end := ro.StartCall(ctx, &run.CallStart{ServerID: "s", Tool: tool, Leg: leg})
+			end(&run.CallEnd{Outcome: run.CallOK})
+		}
+	}
+	ro.EndRun(ctx, &run.RunEnd{Outcome: "ok", Response: &run.Response{}})
+	rec.Close(context.Background())
+	got, err := st.History().Get(context.Background(), "01900000-0000-7000-8000-00000000000a")
+	if err != nil || len(got.Calls) != 2 || got.Calls[0].Tool != "read" || got.Calls[1].Tool != "write" {
+		t.Errorf("calls %+v, %v", got.Calls, err)
+	}
+}
