@@ -263,6 +263,13 @@ func (w *worker) failure(err error) error {
 			return ErrMemory
 		}
 	}
+	// The runtime does not always fail cleanly at the hard limit: an mmap
+	// refused inside the collector has ended in a SIGSEGV instead of
+	// "out of memory". A worker that crashed after growing to most of its
+	// cap is reported as out of memory, which is what happened.
+	if nearMemoryLimit(w.cmd.ProcessState) {
+		return ErrMemory
+	}
 	state := w.cmd.ProcessState.String()
 	if msg == "" {
 		msg = "no output"

@@ -42,3 +42,11 @@ func vmData() (int64, error) {
 	}
 	return 0, fmt.Errorf("no VmData in /proc/self/status")
 }
+
+// nearMemoryLimit reports whether an exited worker's peak resident size
+// reached half its memory cap: the heap the cap is about, plus what the
+// collector needed to scan it.
+func nearMemoryLimit(ps *os.ProcessState) bool {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	return ok && ru.Maxrss<<10 >= WorkerMemory/2
+}
