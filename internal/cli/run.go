@@ -11,6 +11,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/builtin"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/normalize"
 	"github.com/codemode-mcp/codemode/internal/replay"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/scripts"
@@ -117,7 +118,7 @@ func (e *env) run(args []string) int {
 	// comparison in JavaScript and a generic call in TypeScript); stdin
 	// tries TypeScript, then JavaScript.
 	resp := r.RunWith(run.WithOrigin(ctx, run.Origin{Surface: "cli"}), run.Request{Code: code, Limits: l, RequestedCapabilities: caps, DryRun: dryRun, Args: runArgs, Script: full},
-		run.Extra{Transpile: &transpile.Options{Lang: transpile.LangOf(file)}})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Module, Lang: transpile.LangOf(file)}})
 	// Unescaped: "<b>&" stays readable instead of becoming \u003cb\u003e\u0026.
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
