@@ -181,11 +181,6 @@ func newServer(snap *upstream.Snapshot, cfg config.Server) *Server {
 	return s
 }
 
-// TaskRequired reports whether the tool can only be called as an MCP task
-// (execution.taskSupport "required"), which codemode does not do yet: a
-// plain call fails.
-func (t *Tool) TaskRequired() bool { return t.TaskSupport == "required" }
-
 // Lookup finds a tool by canonical name or export name.
 func (s *Server) Lookup(name string) *Tool {
 	if t := s.byName[name]; t != nil {

@@ -358,8 +358,10 @@ func (v *View) invoke(ctx context.Context, s *catalog.Server, t *catalog.Tool, a
 		sandbox.Release(ctx)
 	}
 	start := time.Now()
-	res, err := v.r.caller.CallTool(ctx, s.ID, t.Name, args)
+	callCtx, ended := callProgress(ctx, s.ID, t.Name) // progress.go
+	res, err := v.r.caller.CallTool(callCtx, s.ID, t.Name, args)
 	d := time.Since(start)
+	ended(err == nil && (res == nil || !res.IsError))
 	if err != nil {
 		var abort *sandbox.Abort
 		if errors.Is(err, sandbox.Suspend) || errors.As(err, &abort) {

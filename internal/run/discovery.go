@@ -45,13 +45,11 @@ type ToolDefinition struct {
 	Description string `json:"description,omitempty"`
 	Annotations any    `json:"annotations,omitempty"`
 	// Execution is MCP's execution.taskSupport, when the tool declared
-	// "optional" or "required" task support.
-	Execution *Execution `json:"execution,omitempty"`
-	// Unavailable says why the tool cannot be called from a script (a
-	// "required" task support: TaskRequiredNote).
-	Unavailable  string `json:"unavailable,omitempty"`
-	InputSchema  any    `json:"inputSchema,omitempty"`
-	OutputSchema any    `json:"outputSchema,omitempty"`
+	// "optional" or "required" task support: such a tool runs as an MCP
+	// task, which its call waits for (upstream/tasks.go).
+	Execution    *Execution `json:"execution,omitempty"`
+	InputSchema  any        `json:"inputSchema,omitempty"`
+	OutputSchema any        `json:"outputSchema,omitempty"`
 	// RequiresApproval: the gateway's policy asks the user before every
 	// call of the tool (at every detail level).
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
@@ -61,10 +59,6 @@ type ToolDefinition struct {
 type Execution struct {
 	TaskSupport string `json:"taskSupport"`
 }
-
-// TaskRequiredNote explains, in discovery, a tool that only runs as an MCP
-// task (issue #15 will let scripts call it).
-const TaskRequiredNote = `it runs only as an MCP task (execution.taskSupport "required"), which codemode cannot call yet: a call throws ToolCallError`
 
 // Detail levels (§4.3).
 const (
@@ -85,9 +79,6 @@ func Define(t *catalog.Tool, detail string) ToolDefinition {
 	}
 	if t.TaskSupport != "" {
 		d.Execution = &Execution{TaskSupport: t.TaskSupport}
-	}
-	if t.TaskRequired() {
-		d.Unavailable = TaskRequiredNote
 	}
 	if detail == DetailFull {
 		d.InputSchema = t.Tool.InputSchema

@@ -361,6 +361,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 		Deterministic: det,
 		Redact:        r.redact,
 		Budget:        budgetOf(ticket),
+		OnLog:         logProgress(ctx),
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {

@@ -68,17 +68,6 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 		// use up maxToolCalls.
 		return nil, nil, toolNotFound(s, name)
 	}
-	if t.TaskRequired() {
-		// The upstream would answer -32601 (method not found) to a call
-		// that is not a task, with nothing to say why. Not counted:
-		// nothing is called.
-		err := &diag.Error{Class: diag.ToolCallError,
-			Message: fmt.Sprintf("cannot call %s (%s/%s): %s; codemode does not support MCP tasks yet", t.ExportName, serverID, t.Name, taskRequiredReason),
-			Hint:    "use another tool for this; this one cannot be called from a script until codemode supports MCP tasks",
-			Fields:  map[string]any{"serverId": serverID, "toolName": t.Name}}
-		v.record(serverID, t.Name, 0, err, "")
-		return nil, nil, err
-	}
 	if err := v.count(serverID, name); err != nil {
 		return nil, nil, err
 	}
@@ -104,10 +93,6 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	v.mu.Unlock()
 	return t, res, nil
 }
-
-// taskRequiredReason is why a tool with execution.taskSupport "required"
-// cannot be called.
-const taskRequiredReason = `the server runs it only as an MCP task (execution.taskSupport "required"), and answers a plain call with -32601`
 
 // count enforces maxToolCalls. A refused call throws SandboxLimitError; the
 // script may catch it, and the response then carries a warning. A tool call

@@ -774,6 +774,7 @@ func (r *run) log(level Level, msg string) bool {
 	if cost > left {
 		if left > 0 {
 			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: r.opts.Redact.Cut(msg, int(left)), TimeMs: r.elapsedMs()})
+			r.logged()
 		}
 		r.logBytes = r.opts.Limits.MaxLogBytes
 		r.logsTruncated = true
@@ -781,7 +782,15 @@ func (r *run) log(level Level, msg string) bool {
 	}
 	r.logBytes += cost
 	r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: msg, TimeMs: r.elapsedMs()})
+	r.logged()
 	return true
+}
+
+// logged hands the entry just captured to Options.OnLog.
+func (r *run) logged() {
+	if r.opts.OnLog != nil {
+		r.opts.OnLog(r.res.Logs[len(r.res.Logs)-1])
+	}
 }
 
 func (r *run) timer(id int, ms float64) (bool, error) {

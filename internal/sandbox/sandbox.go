@@ -118,6 +118,10 @@ type Options struct {
 	// limit would no longer match, and its first half would get out). nil
 	// redacts nothing and still clips.
 	Redact *redact.Redactor
+	// OnLog, if set, sees each log entry as it is captured (redacted and
+	// clipped), on the event-loop goroutine: it must not block. The
+	// serving layer sends them to a client that asked for progress.
+	OnLog func(LogEntry)
 }
 
 // Budget is a memory budget shared beyond one run. Reserve never waits: it

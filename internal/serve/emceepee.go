@@ -512,9 +512,6 @@ func (e emceepeeSurface) tools(_ context.Context, srv *catalog.Server) []any {
 		tool := map[string]any{"server": srv.ID, "name": t.Name, "description": t.Tool.Description, "inputSchema": t.Tool.InputSchema}
 		if d := run.Define(t, run.DetailDescription); d.Execution != nil {
 			tool["execution"] = d.Execution
-			if d.Unavailable != "" {
-				tool["unavailable"] = d.Unavailable
-			}
 		}
 		if t.NeedsApproval {
 			tool["requiresApproval"] = true

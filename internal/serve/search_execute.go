@@ -188,10 +188,9 @@ type operation struct {
 	InputSchema  any    `json:"inputSchema,omitempty"`
 	OutputSchema any    `json:"outputSchema,omitempty"`
 	Annotations  any    `json:"annotations,omitempty"`
-	// Execution and Unavailable mark a tool that runs only as an MCP task
-	// (see run.ToolDefinition).
-	Execution   *run.Execution `json:"execution,omitempty"`
-	Unavailable string         `json:"unavailable,omitempty"`
+	// Execution marks a tool that runs as an MCP task (see
+	// run.ToolDefinition).
+	Execution *run.Execution `json:"execution,omitempty"`
 	// RequiresApproval: the gateway asks the user before every call.
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
 }
@@ -222,7 +221,7 @@ func (s *Server) catalogData(ctx context.Context, v *run.View) (json.RawMessage,
 				op.Annotations = t.Tool.Annotations
 			}
 			d := run.Define(t, run.DetailDescription)
-			op.Execution, op.Unavailable = d.Execution, d.Unavailable
+			op.Execution = d.Execution
 			ops[t.ExportName] = op
 		}
 		out.Operations[srv.ID] = ops

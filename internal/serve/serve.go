@@ -295,6 +295,8 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		if bad != nil {
 			return bad, nil
 		}
+		ctx, progressed := s.withProgress(ctx, req)
+		defer progressed()
 		// The channel back to this call's client: what a run asks it
 		// (approvals) goes through it, whichever surface runs the code.
 		ch := outer.New(req, &outer.Options{Sealer: s.sealer})

@@ -93,80 +93,59 @@ func TestServerInfoVersion(t *testing.T) {
 }
 
 // server-everything's simulate-research-query runs only as an MCP task
-// (execution.taskSupport "required"), which codemode cannot call yet.
-// Discovery, the declarations and every surface's listing say so, and a
-// call fails at once with a ToolCallError naming the reason, instead of
-// the upstream's -32601 with a hint about the input.
-func TestTaskRequiredToolIsMarked(t *testing.T) {
+// (execution.taskSupport "required"). A script calls it like any tool: the
+// call creates the task, waits for it and resolves to the report.
+// Discovery and every surface's listing show the task support; nothing
+// marks the tool as one a script cannot call.
+func TestTaskRequiredToolIsCallable(t *testing.T) {
 	t.Parallel()
 	g := newInproc(t, false, []config.Server{testutil.Everything(t, "everything")}, "run", "search-execute", "files", "emceepee")
 	_, resp := asRun(t, g.call(t, "codemode_run", map[string]any{"code": `import { listTools, getTool } from "@codemode/discovery";
 import * as ev from "@codemode/servers/everything";
-import { ToolCallError } from "@codemode/errors";
 const tools = await listTools("everything");
 const research = await getTool("everything", "simulate-research-query");
-let err;
-try { await ev.simulate_research_query({ topic: "x" }); } catch (e) {
-  err = { cls: e instanceof ToolCallError, message: e.message, hint: e.hint, toolName: e.toolName };
-}
+const report = await ev.simulate_research_query({ topic: "tide pools" });
 globalThis.__codemode_result__ = {
   listed: tools.find((t) => t.toolName === "simulate-research-query"),
-  names: (await listTools("everything", { detail: "name" })).find((t) => t.toolName === "simulate-research-query"),
   research: { execution: research.execution, unavailable: research.unavailable },
-  plain: tools.filter((t) => t.execution || t.unavailable).map((t) => t.toolName),
-  err,
+  plain: tools.filter((t) => t.execution).map((t) => t.toolName),
+  report,
 };`}))
 	var got struct {
 		Listed struct {
 			Execution   struct{ TaskSupport string }
-			Unavailable string
+			Unavailable *string
 		}
-		Names    map[string]any
 		Research struct {
 			Execution   struct{ TaskSupport string }
-			Unavailable string
+			Unavailable *string
 		}
-		Plain []string
-		Err   struct {
-			Cls                     bool
-			Message, Hint, ToolName string
-		}
+		Plain  []string
+		Report string
 	}
 	if err := json.Unmarshal(resp.Result, &got); err != nil || resp.errorDiag() != nil {
 		t.Fatalf("%s %+v", resp.Result, resp.diags())
 	}
-	for _, d := range []struct {
-		Execution   struct{ TaskSupport string }
-		Unavailable string
-	}{got.Listed, got.Research} {
-		if d.Execution.TaskSupport != "required" || !strings.Contains(d.Unavailable, "MCP task") {
-			t.Errorf("discovery does not mark it: %s", resp.Result)
-		}
-	}
-	if len(got.Names) != 2 {
-		t.Errorf(`detail "name" has more than toolName and exportName: %v`, got.Names)
+	if got.Listed.Execution.TaskSupport != "required" || got.Research.Execution.TaskSupport != "required" ||
+		got.Listed.Unavailable != nil || got.Research.Unavailable != nil {
+		t.Errorf("discovery: %s", resp.Result)
 	}
 	if len(got.Plain) != 1 {
 		t.Errorf("other tools are marked too: %v", got.Plain)
 	}
-	e := got.Err
-	if !e.Cls || e.ToolName != "simulate-research-query" || !strings.Contains(e.Message, `execution.taskSupport "required"`) ||
-		!strings.Contains(e.Message, "MCP tasks") || e.Hint == "" || strings.Contains(e.Message, "-32601 ") {
-		t.Errorf("the call: %+v", e)
+	if !strings.Contains(got.Report, "Research Report: tide pools") {
+		t.Errorf("report: %q", got.Report)
 	}
-	if len(resp.ToolTrace) != 1 || resp.ToolTrace[0].OK {
+	if len(resp.ToolTrace) != 1 || !resp.ToolTrace[0].OK {
 		t.Errorf("trace: %+v", resp.ToolTrace)
 	}
 
-	// The declarations.
 	decl := decode[toolResult](t, g.call(t, "readToolFile", map[string]any{"fileName": "servers/everything.d.ts"})).text()
-	i := strings.Index(decl, "simulate_research_query(")
-	if i < 0 || !strings.Contains(decl[max(0, i-1500):i], "@unavailable it runs only as an MCP task") {
-		t.Errorf("the declaration of simulate_research_query is not marked:\n%s", decl)
+	if i := strings.Index(decl, "simulate_research_query("); i < 0 || strings.Contains(decl, "@unavailable") {
+		t.Errorf("the declaration of simulate_research_query:\n%s", decl)
 	}
-	// search's catalog and emceepee's listTools.
 	_, resp = asRun(t, g.call(t, "search", map[string]any{"code": `async (catalog) => catalog.operations.everything.simulate_research_query`}))
-	if !strings.Contains(string(resp.Result), `"taskSupport":"required"`) || !strings.Contains(string(resp.Result), `"unavailable"`) {
+	if !strings.Contains(string(resp.Result), `"taskSupport":"required"`) || strings.Contains(string(resp.Result), `"unavailable"`) {
 		t.Errorf("search catalog: %s", resp.Result)
 	}
 	res := decode[toolResult](t, g.call(t, "codemode_execute", map[string]any{"code": `return (await mcp.listTools()).find((t) => t.name === "simulate-research-query")`}))

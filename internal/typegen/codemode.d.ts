@@ -25,9 +25,8 @@
  * Their doc comments carry the MCP tool annotations the server set:
  * @readOnly, @destructive or @nonDestructive, @idempotent, @openWorld or
  * @closedWorld (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
- * @unavailable marks a tool that runs only as an MCP task, which a script
- * cannot call yet; @requiresApproval, a tool the gateway's policy asks the
- * user about before every call (a declined call throws ApprovalDeniedError).
+ * @requiresApproval marks a tool the gateway's policy asks the user about
+ * before every call (a declined call throws ApprovalDeniedError).
  */
 
 declare module "@codemode/discovery" {
@@ -67,10 +66,8 @@ declare module "@codemode/discovery" {
     exportName: string;
     description?: string;
     annotations?: ToolAnnotations;
-    /** MCP execution properties, when the tool declared task support. */
+    /** MCP execution properties, when the tool declared task support: it runs as an MCP task, and its call resolves when the task ends. */
     execution?: { taskSupport: "optional" | "required" };
-    /** Why the tool cannot be called from a script (it runs only as an MCP task); absent for the rest. */
-    unavailable?: string;
     /** The gateway asks the user before every call (ApprovalDeniedError if declined). */
     requiresApproval?: boolean;
   }

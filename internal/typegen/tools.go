@@ -105,15 +105,9 @@ func toolDoc(opts Options, tool Tool, rootDocs []string) docInfo {
 		hints = append([]string{"@requiresApproval"}, hints...)
 	}
 	d.tags = append(d.tags, hints...)
-	if tool.TaskSupport == "required" {
-		d.tags = append(d.tags, TaskRequiredTag)
-	}
 	d.tags = append(d.tags, rootDocs...)
 	return d
 }
-
-// TaskRequiredTag marks a tool with execution.taskSupport "required".
-const TaskRequiredTag = `@unavailable it runs only as an MCP task (execution.taskSupport "required"), which codemode cannot call yet: a call throws ToolCallError`
 
 func pick(b bool, yes, no string) string {
 	if b {

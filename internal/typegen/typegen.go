@@ -24,9 +24,9 @@ type Tool struct {
 	InputSchema  any
 	OutputSchema any
 	Annotations  *mcp.ToolAnnotations
-	// TaskSupport is MCP's execution.taskSupport. A "required" tool gets
-	// an @unavailable tag: it runs only as an MCP task, which codemode
-	// cannot call yet.
+	// TaskSupport is MCP's execution.taskSupport. It does not change the
+	// declaration: a task's call resolves when the task ends, as any
+	// other call does.
 	TaskSupport string
 	// RequiresApproval: the gateway's policy puts every call of the tool
 	// to the user first; the doc comment says @requiresApproval.

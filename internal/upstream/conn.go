@@ -73,16 +73,20 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 	}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger: c.log,
-		// The gateway offers its upstreams nothing: no roots, sampling or
-		// elicitation (the SDK would advertise roots by default).
-		Capabilities:           &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
+		// The gateway offers its upstreams no roots, sampling or
+		// elicitation of its own (the SDK would advertise roots by
+		// default); it speaks the tasks extension (tasks.go).
+		Capabilities:                &mcp.ClientCapabilities{Extensions: map[string]any{TasksExtension: map[string]any{}}},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { m.progressNotified(r) },
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			if r.Params != nil {
 				c.log.Debug("upstream log", slog.String("level", string(r.Params.Level)), slog.Any("data", r.Params.Data))
 			}
 		},
 	})
+	c.client.AddSendingMiddleware(taskParams)
+	registerTaskMethods(c.client)
 	return c
 }
 

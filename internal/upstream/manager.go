@@ -78,6 +78,9 @@ type Manager struct {
 	// redact removes every server's secrets from what the servers send
 	// (redact.go); nil when there are none.
 	redact *redact.Redactor
+	// progress routes the upstreams' progress notifications to the calls
+	// that asked for them (progress.go).
+	progress progressTokens
 
 	// base is the parent of all connection attempts and shared fetches, and
 	// cancels every call when the Manager closes.
@@ -234,11 +237,22 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 	if err != nil {
 		return nil, &Error{ServerID: id, Kind: Rejected, Op: op, Err: err, Hint: "pass the tool's input as a JSON object"}
 	}
+	// The trace context (CallMeta), copied: the progress token and the
+	// capabilities of this call are added to it.
+	params := &mcp.CallToolParams{Meta: maps.Clone(CallMeta(ctx)), Name: tool, Arguments: args}
+	defer m.withProgressToken(ctx, params)()
 	var res *mcp.CallToolResult
+	var created *task
+	outer := ctx
 	err = c.do(ctx, op, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: CallMeta(ctx), Name: tool, Arguments: args})
+		res, created, err = c.startCall(ctx, outer, s, params)
 		return err
 	})
+	if err == nil && created != nil {
+		// The server runs the call as a task (tasks.go): wait for it
+		// within the caller's time, not the call timeout.
+		res, err = c.awaitTask(ctx, tool, created)
+	}
 	return redactResult(m, res, err)
 }
 

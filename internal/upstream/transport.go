@@ -37,7 +37,7 @@ func (m *Manager) dial(ctx context.Context, s config.Server, log *slog.Logger) (
 	if m.opts.Dial != nil {
 		if t, err := m.opts.Dial(ctx, s); err != nil || t != nil {
 			if t != nil {
-				t = meteredTransport{t}
+				t = meteredTransport{wrapDialed(t)} // task answers (taskwire.go)
 			}
 			return t, nil, nil, err
 		}
@@ -301,6 +301,7 @@ func (c *cmdConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err == nil {
 		c.proc.lists.received(msg)
 		msg = c.m.received(msg)
+		rewriteTaskMessage(msg) // task answers (taskwire.go)
 	}
 	return msg, err
 }
@@ -369,6 +370,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = vs
 		}
 	}
+	req = taskNameHeader(req)
 	list := t.lists != nil && t.lists.sentHTTP(req)
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
@@ -397,6 +399,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.lists != nil {
 		t.lists.tapHTTP(req, resp, t.authOnGET, list)
 	}
+	tapTasks(req, resp, t.authOnGET)
 	return resp, nil
 }
 
