@@ -103,7 +103,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			// not needed: a rebinding page cannot send the token.
 			DisableLocalhostProtection: o.AuthToken != ""})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(o, s.cfg.Clients, h))
+	mux.Handle("/mcp", guard(o, s.cfg.Clients, taskBodies(h)))
 	if s.opts.CodeStep != nil {
 		mux.Handle(StepPath, guard(o, s.cfg.Clients, http.MaxBytesHandler(s.opts.CodeStep, MaxRequestBodyBytes)))
 	}

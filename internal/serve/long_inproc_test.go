@@ -6,6 +6,7 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
@@ -31,19 +33,21 @@ import (
 //     them: the SDK hands notifications to their handler on a goroutine
 //     of their own, in order, and would otherwise let the result overtake
 //     them);
-//   - wait({}) blocks until the test releases it (gate) or the call is
-//     cancelled, which it records;
+//   - wait({}) says it started (waiting), then blocks until the test
+//     releases it (one value on release) or the call is cancelled, which
+//     it says (cancelled);
 //   - big({bytes}) returns a text of that many bytes.
 type slowServer struct {
 	*mcp.Server
-	gate      chan struct{} // closed by the test to release wait
-	waiting   chan struct{} // receives one value per wait call that started
+	release   chan struct{}
+	waiting   chan struct{}
+	cancelled chan struct{}
 	mu        sync.Mutex
-	cancelled int
+	cancels_  int
 }
 
 func newSlowServer() *slowServer {
-	s := &slowServer{gate: make(chan struct{}), waiting: make(chan struct{}, 16)}
+	s := &slowServer{release: make(chan struct{}, 16), waiting: make(chan struct{}, 16), cancelled: make(chan struct{}, 16)}
 	s.Server = mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	obj := func(props string) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
@@ -62,12 +66,13 @@ func newSlowServer() *slowServer {
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: obj(``)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.waiting <- struct{}{}
 		select {
-		case <-s.gate:
+		case <-s.release:
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
 		case <-ctx.Done():
 			s.mu.Lock()
-			s.cancelled++
+			s.cancels_++
 			s.mu.Unlock()
+			s.cancelled <- struct{}{}
 			return nil, ctx.Err()
 		}
 	})
@@ -79,10 +84,24 @@ func newSlowServer() *slowServer {
 	return s
 }
 
+// await receives from ch, failing the test if nothing comes within a
+// minute (a bound on a hang, not a wait).
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("no %s", what)
+		var zero T
+		return zero
+	}
+}
+
 func (s *slowServer) cancels() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancelled
+	return s.cancels_
 }
 
 // longGateway is a gateway over in-memory upstreams.
@@ -237,4 +256,105 @@ globalThis.__codemode_result__ = 1;`
 	if len(got) != 1 {
 		t.Errorf("notifications without a token: %+v", got[:len(got)-1])
 	}
+}
+
+// rawClient speaks JSON-RPC to a gateway by hand, for what no Go client
+// does: 2025-11-25 tasks.
+type rawClient struct {
+	t    *testing.T
+	conn mcp.Connection
+	next int64
+	mu   sync.Mutex
+	// responses by id; notifications and requests from the server are
+	// dropped.
+	waiting map[string]chan *jsonrpc.Response
+}
+
+// rawConnect connects a raw client through the gateway's Transport, and
+// initializes it with protocol (a 2025-11-25 client, say).
+func (g *longGateway) rawConnect(t *testing.T, protocol string) (*rawClient, json.RawMessage) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.srv.MCP().Connect(ctx, g.srv.Transport(st), nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := &rawClient{t: t, conn: conn, waiting: map[string]chan *jsonrpc.Response{}}
+	go func() {
+		for {
+			msg, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			if r, ok := msg.(*jsonrpc.Response); ok {
+				id := fmt.Sprint(r.ID.Raw())
+				c.mu.Lock()
+				ch := c.waiting[id]
+				c.mu.Unlock()
+				if ch != nil {
+					ch <- r
+				}
+			}
+		}
+	}()
+	init := c.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}})
+	if err := conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return c, init
+}
+
+// send sends a request and returns the channel of its response.
+func (c *rawClient) send(method string, params any) <-chan *jsonrpc.Response {
+	c.t.Helper()
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan *jsonrpc.Response, 1)
+	c.waiting[fmt.Sprint(id)] = ch
+	c.mu.Unlock()
+	b, err := json.Marshal(params)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	rid, _ := jsonrpc.MakeID(float64(id))
+	if err := c.conn.Write(context.Background(), &jsonrpc.Request{ID: rid, Method: method, Params: b}); err != nil {
+		c.t.Fatal(err)
+	}
+	return ch
+}
+
+// callErr sends a request and waits for its answer: the result, or the
+// error.
+func (c *rawClient) callErr(method string, params any) (json.RawMessage, *jsonrpc.Error) {
+	c.t.Helper()
+	select {
+	case r := <-c.send(method, params):
+		if r.Error != nil {
+			var we *jsonrpc.Error
+			if !errors.As(r.Error, &we) {
+				we = &jsonrpc.Error{Message: r.Error.Error()}
+			}
+			return nil, we
+		}
+		return r.Result, nil
+	case <-time.After(60 * time.Second):
+		c.t.Fatalf("%s: no answer", method)
+		return nil, nil
+	}
+}
+
+func (c *rawClient) call(method string, params any) json.RawMessage {
+	c.t.Helper()
+	res, err := c.callErr(method, params)
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	return res
 }

@@ -83,6 +83,13 @@ type Options struct {
 	// attempted; an error (the store cannot be reached) makes the gateway
 	// not ready, and its text is the reason shown.
 	Ready func(ctx context.Context) error
+	// Store keeps what outlives a request: runs started as MCP tasks
+	// (tasks.go) and large results served as resources (results.go).
+	// Without one, neither is offered.
+	Store *store.Store
+	// TaskAfter is how long a call from a 2026-07-28 client that declared
+	// the tasks extension may take before it goes on as a task. Default 1s.
+	TaskAfter time.Duration
 }
 
 // Server is the gateway's MCP server.
@@ -98,6 +105,7 @@ type Server struct {
 	// sealer protects the run state that input-required results carry
 	// through clients (package outer).
 	sealer *outer.Sealer
+	tasks  *tasks // nil without Options.Store
 
 	// warm is closed once the first catalog refresh is done.
 	warm      chan struct{}
@@ -175,16 +183,20 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		}
 		s.surfaces = append(s.surfaces, &mounted{name: name, Surface: kind(s)})
 	}
+	// Tools; the gateway offers no prompts of its own, and logging goes
+	// to stderr.
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	s.tasks = newTasks(s)
+	s.tasks.declare(caps)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: s.instructions(),
 			// The SDK narrates every session at Info; only its warnings
 			// are worth a line on stderr.
-			Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
-			// Tools only: the gateway offers no resources or prompts of
-			// its own, and logging goes to stderr.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			Logger:       slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
+			Capabilities: caps,
 		})
+	s.tasks.mount()
 	// Register the tools at once, so that a call made before the first
 	// refresh works; their descriptions are completed by that refresh,
 	// which tools/list waits for. (A client connected by then may receive
@@ -314,14 +326,7 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 // the client whose token authenticated the request (see Handler), and the
 // MCP session. Under stateless HTTP every call is a session of its own.
 func (s *Server) caller(req *mcp.CallToolRequest) builtin.Caller {
-	c := builtin.Caller{Client: builtin.DefaultClient}
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		for _, cl := range s.cfg.Clients {
-			if cl.Name == req.Extra.TokenInfo.UserID {
-				c.Client = cl.Namespace
-			}
-		}
-	}
+	c := builtin.Caller{Client: s.clientOf(req.Extra)}
 	if req.Session == nil || s.stateless.Load() {
 		c.Session = "call-" + store.NewID()
 		return c
@@ -344,6 +349,20 @@ func (s *Server) caller(req *mcp.CallToolRequest) builtin.Caller {
 	return c
 }
 
+// clientOf is the namespace of the client whose token authenticated a
+// request (see Handler), or builtin.DefaultClient.
+func (s *Server) clientOf(extra *mcp.RequestExtra) string {
+	client := builtin.DefaultClient
+	if extra != nil && extra.TokenInfo != nil {
+		for _, cl := range s.cfg.Clients {
+			if cl.Name == extra.TokenInfo.UserID {
+				client = cl.Namespace
+			}
+		}
+	}
+	return client
+}
+
 // ServeStdio serves one client over stdin and stdout until the client goes
 // away or ctx ends. The end of ctx is a requested shutdown, not a failure:
 // it returns nil.
@@ -355,7 +374,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // end of its ctx as an error ("server run cancelled"), which on a SIGTERM
 // is exactly what was asked for.
 func (s *Server) serveTransport(ctx context.Context, transport mcp.Transport) error {
-	t := newReplyTracker(transport)
+	t := newReplyTracker(s.Transport(transport))
 	s.mu.Lock()
 	s.replies = t
 	s.mu.Unlock()
