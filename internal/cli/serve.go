@@ -123,7 +123,9 @@ func (e *env) serve(args []string) int {
 	saved := scripts.New(g.store)
 	so := &serve.Options{Logger: g.log, Version: buildinfo.Version(),
 		CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm, Observer: opts.Observer})),
-		Scripts:  saved.Resolve}
+		Scripts:  saved.Resolve,
+		// Runs started as MCP tasks and large results live in the store.
+		Store: g.store}
 	if obs.metrics != nil {
 		so.Metrics = obs.metrics.Handler()
 	}

@@ -224,6 +224,10 @@ type Serve struct {
 	// configuration file's directory. `codemode replay run` re-runs one
 	// offline.
 	RecordDir string
+	// ResultTTL is how long a result too large for its response is kept
+	// for its client to read (codemode.resultTTLMs). 0: the serving
+	// layer's default (1h).
+	ResultTTL time.Duration
 }
 
 // KnownBuiltins are the built-in servers, by server id.

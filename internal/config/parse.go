@@ -235,7 +235,7 @@ var (
 	// transportType, Roo's watchPaths (ignored: codemode does not restart
 	// servers on file changes).
 	serverAliases = []string{"alwaysAllow", "disabledTools", "timeout", "transportType", "watchPaths"}
-	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "builtins", "store", "clients",
+	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "resultTTLMs", "builtins", "store", "clients",
 		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval", "history"}
 	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
 	historyKey = []string{"enabled", "payloads", "maxAgeDays", "maxBytes"}
@@ -747,6 +747,11 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 				} else if !filepath.IsAbs(c.Serve.RecordDir) && p.file != "" {
 					c.Serve.RecordDir = filepath.Join(filepath.Dir(p.file), c.Serve.RecordDir)
 				}
+			}
+		case "resultTTLMs":
+			var ms int64
+			if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
+				c.Serve.ResultTTL = time.Duration(ms) * time.Millisecond
 			}
 		case "builtins":
 			c.Builtins, err = p.builtins(k, f.raw)

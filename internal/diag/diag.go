@@ -75,6 +75,10 @@ const (
 	// the run can ask for none (no elicitation, no input-required results):
 	// the run stopped before the call, and nothing reached the upstream.
 	ApprovalRequired Code = "APPROVAL_REQUIRED"
+	// ResultTruncated: the result was larger than maxResultBytes; the
+	// response carries a preview of it and the whole result is a
+	// resource the client can read (a warning naming it).
+	ResultTruncated Code = "RESULT_TRUNCATED"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

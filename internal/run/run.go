@@ -362,6 +362,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 		Redact:        r.redact,
 		Budget:        budgetOf(ticket),
 		OnLog:         logProgress(ctx),
+		KeepOversize:  spillFrom(ctx) != nil,
 	}
 	var done func(*sandbox.Result, *Response)
 	if r.opts.Record != nil {
@@ -385,6 +386,7 @@ func (r *Runner) runWith(ctx context.Context, req Request, x Extra, led *ledger,
 	}
 	resp.Logs = append(resp.Logs, sres.Logs...)
 	resp.Result = sres.Result
+	r.spillOversize(ctx, resp, sres, limits)
 	resp.suspended = sres.Suspended
 	for _, d := range sres.Diagnostics {
 		if sres.TimedOut {

@@ -40,10 +40,16 @@ func (v *View) CallTool(ctx context.Context, serverID, name string, input json.R
 	// A result that cannot fit in the sandbox is refused here, before it is
 	// copied into the VM.
 	if int64(len(out)) > v.limits.MaxMemoryBytes {
-		return nil, &diag.Error{Class: diag.SandboxLimitError,
+		e := &diag.Error{Class: diag.SandboxLimitError,
 			Message: fmt.Sprintf("the result of %s/%s is %d bytes, more than the sandbox's maxMemoryBytes (%d)", serverID, t.Name, len(out), v.limits.MaxMemoryBytes),
 			Hint:    "ask the tool for less at once (a page, a filter, a smaller range)",
 			Fields:  map[string]any{"limit": "maxMemoryBytes", "value": v.limits.MaxMemoryBytes}}
+		if uri := v.spillToolResult(ctx, out); uri != "" {
+			// Not lost: the client can read it (spill.go).
+			e.Message += "; it is kept whole as the resource " + uri + ", which the client can read"
+			e.Fields["resource"] = uri
+		}
+		return nil, e
 	}
 	return out, nil
 }

@@ -299,6 +299,10 @@ func (r *run) collectResult() {
 		return
 	}
 	body := s[1:]
+	if int64(len(body)) > r.opts.Limits.MaxResultBytes && r.opts.KeepOversize {
+		r.res.Oversize = json.RawMessage(body)
+		return
+	}
 	if int64(len(body)) > r.opts.Limits.MaxResultBytes {
 		r.fatal(diag.Diagnostic{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
 			Message: fmt.Sprintf("the result is %d bytes of JSON, more than maxResultBytes (%d)", len(body), r.opts.Limits.MaxResultBytes),

@@ -771,6 +771,9 @@ func (r *run) log(level Level, msg string) bool {
 	}
 	cost := int64(len(msg))
 	left := r.opts.Limits.MaxLogBytes - r.logBytes
+	if cost > left && r.opts.KeepOversize && r.res.CutLog == nil {
+		r.res.CutLog = &LogEntry{Level: level, Message: msg, TimeMs: r.elapsedMs()}
+	}
 	if cost > left {
 		if left > 0 {
 			r.res.Logs = append(r.res.Logs, LogEntry{Level: level, Message: r.opts.Redact.Cut(msg, int(left)), TimeMs: r.elapsedMs()})

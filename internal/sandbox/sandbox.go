@@ -122,6 +122,9 @@ type Options struct {
 	// clipped), on the event-loop goroutine: it must not block. The
 	// serving layer sends them to a client that asked for progress.
 	OnLog func(LogEntry)
+	// KeepOversize keeps what the limits would lose (Result.Oversize,
+	// Result.CutLog), for a caller that can offer it some other way.
+	KeepOversize bool
 }
 
 // Budget is a memory budget shared beyond one run. Reserve never waits: it
@@ -173,6 +176,12 @@ type Result struct {
 	// returns, unless the run was detached. Whoever budgets CPU or memory
 	// for runs holds a detached run's share until then.
 	Stopped <-chan struct{} `json:"-"`
+	// With Options.KeepOversize: Oversize is a result larger than
+	// maxResultBytes (its JSON; Result is then null and no diagnostic
+	// says why: the caller previews it), and CutLog the whole message of
+	// the log entry that maxLogBytes cut or dropped first (redacted).
+	Oversize json.RawMessage
+	CutLog   *LogEntry
 }
 
 // Failed reports whether any diagnostic is an error.

@@ -90,6 +90,10 @@ type Options struct {
 	// TaskAfter is how long a call from a 2026-07-28 client that declared
 	// the tasks extension may take before it goes on as a task. Default 1s.
 	TaskAfter time.Duration
+	// ResultTTL is how long a large result is kept for reading
+	// (results.go). Default: the configuration's codemode.resultTTLMs,
+	// else 1h.
+	ResultTTL time.Duration
 }
 
 // Server is the gateway's MCP server.
@@ -104,8 +108,9 @@ type Server struct {
 	decls  *declCache
 	// sealer protects the run state that input-required results carry
 	// through clients (package outer).
-	sealer *outer.Sealer
-	tasks  *tasks // nil without Options.Store
+	sealer  *outer.Sealer
+	tasks   *tasks   // nil without Options.Store
+	results *results // nil without Options.Store
 
 	// warm is closed once the first catalog refresh is done.
 	warm      chan struct{}
@@ -186,8 +191,9 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	// Tools; the gateway offers no prompts of its own, and logging goes
 	// to stderr.
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
-	s.tasks = newTasks(s)
+	s.tasks, s.results = newTasks(s), newResults(s)
 	s.tasks.declare(caps)
+	s.results.declare(caps)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: s.instructions(),
@@ -197,6 +203,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 			Capabilities: caps,
 		})
 	s.tasks.mount()
+	s.results.mount()
 	// Register the tools at once, so that a call made before the first
 	// refresh works; their descriptions are completed by that refresh,
 	// which tools/list waits for. (A client connected by then may receive
@@ -309,6 +316,7 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		}
 		ctx, progressed := s.withProgress(ctx, req)
 		defer progressed()
+		ctx, linkResults := s.results.forCall(ctx, req)
 		// The channel back to this call's client: what a run asks it
 		// (approvals) goes through it, whichever surface runs the code.
 		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
@@ -318,7 +326,7 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 			// answered with the questions (2026-07-28 protocol).
 			return ir, nil
 		}
-		return res, err
+		return linkResults(res), err
 	}
 }
 
@@ -331,13 +339,19 @@ func (s *Server) caller(req *mcp.CallToolRequest) builtin.Caller {
 		c.Session = "call-" + store.NewID()
 		return c
 	}
+	c.Session = s.sessionKey(req.Session)
+	return c
+}
+
+// sessionKey names an MCP session for what outlives one call (the
+// built-ins' data, kept results) until the session ends.
+func (s *Server) sessionKey(session *mcp.ServerSession) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key, ok := s.sessionKeys[req.Session]
+	key, ok := s.sessionKeys[session]
 	if !ok {
 		key = "mcp-" + store.NewID()
-		s.sessionKeys[req.Session] = key
-		session := req.Session
+		s.sessionKeys[session] = key
 		go func() {
 			session.Wait()
 			s.mu.Lock()
@@ -345,8 +359,7 @@ func (s *Server) caller(req *mcp.CallToolRequest) builtin.Caller {
 			s.mu.Unlock()
 		}()
 	}
-	c.Session = key
-	return c
+	return key
 }
 
 // clientOf is the namespace of the client whose token authenticated a
