@@ -41,14 +41,24 @@ type Source interface {
 // Catalog turns snapshots into Servers, caching the result per snapshot.
 type Catalog struct {
 	src Source
+	// keep says which configured servers the catalog has: those in code
+	// mode (New), or those served as direct MCP tools (Direct).
+	keep func(config.Server) bool
 
 	mu    sync.Mutex
 	cache map[string]*Server // by server id: the Server of the latest snapshot seen
 }
 
-// New returns a catalog over src.
+// New returns the catalog of src's servers that scripts see: all but those
+// configured with "codeMode": false.
 func New(src Source) *Catalog {
-	return &Catalog{src: src, cache: map[string]*Server{}}
+	return &Catalog{src: src, keep: config.Server.InCodeMode, cache: map[string]*Server{}}
+}
+
+// Direct returns the catalog of the servers of c's source that the gateway
+// serves as ordinary MCP tools ("codeMode": false or "both").
+func (c *Catalog) Direct() *Catalog {
+	return &Catalog{src: c.src, keep: config.Server.Direct, cache: map[string]*Server{}}
 }
 
 // statusSource is implemented by sources that know a server's connection
@@ -65,8 +75,17 @@ func (c *Catalog) Status(id string) (upstream.Status, bool) {
 	return upstream.Status{}, false
 }
 
-// Configured returns the configured servers in declaration order.
-func (c *Catalog) Configured() []config.Server { return c.src.Servers() }
+// Configured returns the catalog's configured servers in declaration
+// order.
+func (c *Catalog) Configured() []config.Server {
+	var out []config.Server
+	for _, s := range c.src.Servers() {
+		if c.keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // View starts the view of one run.
 func (c *Catalog) View() *View {

@@ -31,7 +31,7 @@ type View struct {
 
 // IDs returns the configured server ids in declaration order.
 func (v *View) IDs() []string {
-	cs := v.c.src.Servers()
+	cs := v.c.Configured()
 	ids := make([]string, len(cs))
 	for i, s := range cs {
 		ids[i] = s.ID
@@ -42,7 +42,7 @@ func (v *View) IDs() []string {
 // Config returns the configuration of server id.
 func (v *View) Config(id string) (config.Server, bool) {
 	for _, s := range v.c.src.Servers() {
-		if s.ID == id {
+		if s.ID == id && v.c.keep(s) {
 			return s, true
 		}
 	}

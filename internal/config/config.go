@@ -79,6 +79,10 @@ type Server struct {
 	AutoApprove []string
 	Approval    Approval
 
+	// CodeMode says where the server's tools are served ("codeMode"):
+	// in the sandbox catalog (the default), directly as MCP tools, or both.
+	CodeMode CodeMode
+
 	// Unresolved lists the ${VAR} references that were not set in the
 	// environment and had no default. Such a server is not started; the
 	// connection layer reports why with this list.
@@ -92,6 +96,28 @@ type Server struct {
 	// from everything that reaches the model.
 	Secrets []string
 }
+
+// CodeMode is where a server's tools are served.
+type CodeMode int
+
+const (
+	// CodeModeOn ("codeMode": true, the default): in the sandbox catalog,
+	// for scripts, only.
+	CodeModeOn CodeMode = iota
+	// CodeModeOff ("codeMode": false): as ordinary MCP tools of the
+	// gateway only, named <serverId>__<tool>; scripts do not see them.
+	CodeModeOff
+	// CodeModeBoth ("codeMode": "both"): both.
+	CodeModeBoth
+)
+
+// InCodeMode reports whether the server's tools are in the sandbox
+// catalog.
+func (s Server) InCodeMode() bool { return s.CodeMode != CodeModeOff }
+
+// Direct reports whether the server's tools are served as MCP tools of the
+// gateway.
+func (s Server) Direct() bool { return s.CodeMode != CodeModeOn }
 
 // Limits are the §3.2.4 execution limits. A zero field means "not set".
 type Limits struct {

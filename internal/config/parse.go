@@ -228,7 +228,7 @@ func closest(key string, allowed []string) string {
 var (
 	topKeys    = []string{"$schema", "mcpServers", "codemode"}
 	serverKeys = []string{"type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled",
-		"allowTools", "denyTools", "autoApprove", "approval"}
+		"allowTools", "denyTools", "autoApprove", "approval", "codeMode"}
 	// serverAliases are accepted too, so that entries pasted from Cline and
 	// Roo Code load, but not listed in fixes: Roo's alwaysAllow and
 	// disabledTools, Cline's and Roo's timeout (seconds), Cline's legacy
@@ -372,6 +372,8 @@ func (p *parser) server(name string, raw json.RawMessage) (s Server, skip bool, 
 			transportType, err = p.str(k, f.raw, `use "stdio", "sse" or "http", or write it as "type"`, true)
 		case "watchPaths":
 			_, err = p.strs(k, f.raw, `use an array of paths`, "use a path as a string")
+		case "codeMode":
+			s.CodeMode, err = p.codeMode(k, f.raw)
 		default:
 			return s, false, p.unknownKey(key, f.key, serverKeys, serverAliases...)
 		}
@@ -656,6 +658,22 @@ func (p *parser) boolean(key string, raw json.RawMessage) (bool, error) {
 		fix = "write it without quotes: " + s
 	}
 	return false, p.typeError(key, raw, "true or false", fix, true)
+}
+
+// codeMode reads a server's "codeMode": true, false or "both".
+func (p *parser) codeMode(key string, raw json.RawMessage) (CodeMode, error) {
+	var b bool
+	if !isNull(raw) && json.Unmarshal(raw, &b) == nil {
+		if b {
+			return CodeModeOn, nil
+		}
+		return CodeModeOff, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s == "both" {
+		return CodeModeBoth, nil
+	}
+	return CodeModeOn, p.typeError(key, raw, `true, false or "both"`, `use true (tools in the sandbox, the default), false (served directly as MCP tools) or "both"`, true)
 }
 
 // maxMillis is the largest millisecond count a time.Duration holds; a larger

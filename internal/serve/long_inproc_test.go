@@ -128,7 +128,14 @@ func newLongGateway(t *testing.T, servers map[string]*mcp.Server, edit func(*con
 	if edit != nil {
 		edit(cfg)
 	}
-	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(servers), Logger: slog.New(slog.DiscardHandler)})
+	var srv *serve.Server
+	var ready sync.WaitGroup
+	ready.Add(1)
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(servers), Logger: slog.New(slog.DiscardHandler),
+		OnToolsChanged: func(id string) {
+			ready.Wait()
+			srv.ToolsChanged(id)
+		}})
 	t.Cleanup(func() { mgr.Close() })
 	if opts == nil {
 		opts = &serve.Options{}
@@ -136,7 +143,8 @@ func newLongGateway(t *testing.T, servers map[string]*mcp.Server, edit func(*con
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, opts)
+	srv = serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, opts)
+	ready.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv.Start(ctx)

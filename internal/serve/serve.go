@@ -188,6 +188,10 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		}
 		s.surfaces = append(s.surfaces, &mounted{name: name, Surface: kind(s)})
 	}
+	if c := newClassicSurface(s); c != nil {
+		// Servers served as ordinary MCP tools (classic.go).
+		s.surfaces = append(s.surfaces, &mounted{name: "classic", Surface: c})
+	}
 	// Tools; the gateway offers no prompts of its own, and logging goes
 	// to stderr.
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}

@@ -144,7 +144,13 @@ func (r *rawResult) set(key string, v any) {
 	}
 }
 
+// MarshalJSON writes the body without HTML escapes (see wire.go).
 func (r *rawResult) MarshalJSON() ([]byte, error) {
+	b, err := r.marshal()
+	return unescapeHTML(b), err
+}
+
+func (r *rawResult) marshal() ([]byte, error) {
 	if len(r.Meta) == 0 {
 		return json.Marshal(r.body)
 	}

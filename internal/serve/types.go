@@ -94,11 +94,12 @@ const declTypes = "They use: type ToolResult = string | CodeMode.CallToolResult 
 // within indexBudget tokens. full reports which.
 func (s *Server) context(servers []*catalog.Server, f form) (text string, full bool) {
 	if len(servers) == 0 {
-		if len(s.cfg.Servers) == 0 {
+		configured := s.cat.Configured() // those in code mode
+		if len(configured) == 0 {
 			return "No MCP servers are configured.", false
 		}
-		ids := make([]string, len(s.cfg.Servers))
-		for i, c := range s.cfg.Servers {
+		ids := make([]string, len(configured))
+		for i, c := range configured {
 			ids[i] = c.ID
 		}
 		return "Servers (not connected yet): " + strings.Join(ids, ", ") + ".", false

@@ -1,0 +1,112 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/config"
+)
+
+// A server with "codeMode": false is served as ordinary MCP tools
+// (<serverId>__<tool>, the upstream's schemas and annotations) beside the
+// run tool, and scripts do not see it; "both" is in both places. A direct
+// call is validated, traced as progress, and answered with the upstream's
+// result; a tool the upstream adds is served after its list_changed.
+func TestClassicTools(t *testing.T) {
+	t.Parallel()
+	slow, both := newSlowServer(), newSlowServer()
+	g := newLongGateway(t, map[string]*mcp.Server{"slow": slow.Server, "both": both.Server, "calc": calcServer()}, func(c *config.Config) {
+		for i := range c.Servers {
+			switch c.Servers[i].ID {
+			case "slow":
+				c.Servers[i].CodeMode = config.CodeModeOff
+			case "both":
+				c.Servers[i].CodeMode = config.CodeModeBoth
+			}
+		}
+	}, nil)
+	changed := make(chan struct{}, 10)
+	var progress []string
+	cs := g.connect(t, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			progress = append(progress, r.Params.Message)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var run *mcp.Tool
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == "codemode_run" {
+			run = tool
+		}
+	}
+	slices.Sort(names)
+	want := []string{"both__big", "both__steps", "both__wait", "codemode_run", "slow__big", "slow__steps", "slow__wait"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools/list: %v", names)
+	}
+	if strings.Contains(run.Description, "@codemode/servers/slow") || !strings.Contains(run.Description, "@codemode/servers/both") {
+		t.Errorf("the run tool's description:\n%s", run.Description)
+	}
+
+	// Direct: a valid call, an invalid one.
+	p := &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 1}}
+	p.SetProgressToken("direct")
+	res, err := cs.CallTool(ctx, p)
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "stepped" {
+		t.Fatalf("slow__steps: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": "two"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "SchemaValidationError") {
+		t.Fatalf("invalid input: %v %+v", err, res)
+	}
+
+	// Scripts: slow is not there, both is.
+	_, resp := runCode(t, cs, `import { listServers } from "@codemode/discovery";
+import * as b from "@codemode/servers/both";
+globalThis.__codemode_result__ = { ids: (await listServers()).map((s) => s.serverId), r: await b.steps({ n: 0 }) };`, nil)
+	var got struct {
+		IDs []string
+		R   string
+	}
+	json.Unmarshal(resp.Result, &got)
+	if !slices.Equal(got.IDs, []string{"both", "calc"}) || got.R != "stepped" {
+		t.Errorf("script: %s %+v", resp.Result, resp.diags())
+	}
+	_, resp = runCode(t, cs, `import * as s from "@codemode/servers/slow";`, nil)
+	if d := resp.errorDiag(); d == nil || d.Code != "IMPORT_FAILURE" {
+		t.Errorf("a script imported slow: %+v", resp.diags())
+	}
+
+	// list_changed is followed.
+	slow.AddTool(&mcp.Tool{Name: "later", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "later"}}}, nil
+		})
+	for {
+		await(t, changed, "tools/list_changed")
+		list, err = cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(list.Tools, func(t *mcp.Tool) bool { return t.Name == "slow__later" }); i >= 0 {
+			if a := list.Tools[i].Annotations; a == nil || !a.ReadOnlyHint {
+				t.Errorf("annotations: %+v", a)
+			}
+			break
+		}
+	}
+}
