@@ -27,5 +27,5 @@ func ExampleParse() {
 	// memory-graph stdio
 	// github http
 	// codemode.json: mcpServers.x.comand: unknown key "comand"
-	//   fix: did you mean "command"? Allowed keys here are "type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled", "allowTools", "denyTools", "autoApprove", "approval"
+	//   fix: did you mean "command"? Allowed keys here are "type", "command", "args", "env", "inheritEnv", "cwd", "url", "headers", "timeoutMs", "disabled", "allowTools", "denyTools", "autoApprove", "approval", "codeMode"
 }
