@@ -320,6 +320,7 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		}
 		ctx, progressed := s.withProgress(ctx, req)
 		defer progressed()
+		ctx = s.withForwarding(ctx, req)
 		ctx, linkResults := s.results.forCall(ctx, req)
 		// The channel back to this call's client: what a run asks it
 		// (approvals) goes through it, whichever surface runs the code.

@@ -39,6 +39,10 @@ type serverConn struct {
 	failures int // consecutive failures, for the backoff delay
 	retryAt  time.Time
 	snaps    snapState // see snapshot.go
+
+	// fwd is the calls in flight, for the server's own requests
+	// (forward.go).
+	fwd forwarding
 }
 
 // session is one live MCP session. It is never reused after it ends.
@@ -73,10 +77,12 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 	}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger: c.log,
-		// The gateway offers its upstreams no roots, sampling or
-		// elicitation of its own (the SDK would advertise roots by
-		// default); it speaks the tasks extension (tasks.go).
-		Capabilities:                &mcp.ClientCapabilities{Extensions: map[string]any{TasksExtension: map[string]any{}}},
+		// Elicitation, sampling and roots are passed on to the client of
+		// the run that asked (forward.go); the tasks extension is
+		// spoken (tasks.go).
+		Capabilities:                clientCapabilities(),
+		ElicitationHandler:          c.handleElicit,
+		CreateMessageHandler:        c.handleSampling,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { m.progressNotified(r) },
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
@@ -86,6 +92,7 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 		},
 	})
 	c.client.AddSendingMiddleware(taskParams)
+	c.client.AddReceivingMiddleware(c.rootsMiddleware)
 	registerTaskMethods(c.client)
 	return c
 }

@@ -241,6 +241,7 @@ func (m *Manager) CallTool(ctx context.Context, id, tool string, args any) (*mcp
 	// capabilities of this call are added to it.
 	params := &mcp.CallToolParams{Meta: maps.Clone(CallMeta(ctx)), Name: tool, Arguments: args}
 	defer m.withProgressToken(ctx, params)()
+	defer c.track(ctx)() // for the server's own requests (forward.go)
 	var res *mcp.CallToolResult
 	var created *task
 	outer := ctx

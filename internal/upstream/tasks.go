@@ -246,6 +246,9 @@ func (c *serverConn) startCall(ctx context.Context, outer context.Context, s *se
 	if dl, ok := outer.Deadline(); ok {
 		tc.ttl = time.Until(dl) + time.Minute
 	}
+	if s.newProtocol() {
+		callCapabilities(outer, p) // the run's client's (forward.go)
+	}
 	res, err := s.cs.CallTool(context.WithValue(ctx, taskCallKey{}, tc), p)
 	if err != nil {
 		return nil, nil, err
@@ -263,6 +266,7 @@ func (c *serverConn) startCall(ctx context.Context, outer context.Context, s *se
 // is cancelled (tasks/cancel) in the background.
 func (c *serverConn) awaitTask(ctx context.Context, tool string, t *task) (res *mcp.CallToolResult, err error) {
 	op := "tools/call " + tool + " (task " + t.ID + ")"
+	defer c.ownTask(ctx, t.ID)() // its requests are the call's (forward.go)
 	defer func() {
 		if !t.terminal() && ctx.Err() != nil {
 			c.cancelTask(t.ID)
@@ -270,6 +274,7 @@ func (c *serverConn) awaitTask(ctx context.Context, tool string, t *task) (res *
 	}()
 	report := progressFrom(ctx)
 	lastMsg := ""
+	answered := map[string]bool{} // input requests answered: a poll may list them again""
 	var timer *time.Timer
 	for {
 		if report != nil && t.StatusMessage != "" && t.StatusMessage != lastMsg {
@@ -302,7 +307,7 @@ func (c *serverConn) awaitTask(ctx context.Context, tool string, t *task) (res *
 				// which waits for the task to end.
 				return c.taskResult(ctx, op, t.ID)
 			}
-			if err := c.answerTask(ctx, op, t); err != nil {
+			if err := c.answerTask(ctx, op, t, answered); err != nil {
 				return nil, err
 			}
 		case TaskWorking:
@@ -388,39 +393,29 @@ func (c *serverConn) cancelTask(id string) {
 }
 
 // answerTask answers a 2026-07-28 task's inputRequests with tasks/update,
-// through the context's TaskInputs (the client of the run that made the
-// call); without one, the task cannot go on.
-func (c *serverConn) answerTask(ctx context.Context, op string, t *task) error {
-	answer := taskInputsFrom(ctx)
-	if answer == nil {
-		return &Error{ServerID: c.cfg.ID, Kind: Rejected, Op: op,
-			Err:  errors.New("the task asks for input (elicitation or sampling) and no client can answer it here"),
-			Hint: "call this tool from a run started by an MCP client that supports elicitation and sampling"}
+// through the client of the run that made the call (forward.go).
+func (c *serverConn) answerTask(ctx context.Context, op string, t *task, answered map[string]bool) error {
+	fresh := map[string]json.RawMessage{}
+	for k, r := range t.InputRequests {
+		if !answered[k] {
+			fresh[k] = r
+		}
 	}
-	responses, err := answer(ctx, c.cfg.ID, t.InputRequests)
+	if len(fresh) == 0 {
+		return nil
+	}
+	responses, err := c.answerInputs(ctx, fresh)
 	if err != nil {
-		return &Error{ServerID: c.cfg.ID, Kind: Rejected, Op: op, Err: err}
+		return &Error{ServerID: c.cfg.ID, Kind: Rejected, Op: op, Err: err,
+			Hint: "call this tool from a run started by an MCP client that supports elicitation and sampling"}
 	}
 	return c.do(ctx, "tasks/update for "+op, func(ctx context.Context, s *session) error {
 		_, err := mcp.CallCustomMethod[*taskUpdateParams, *rawResult](ctx, s.cs, "tasks/update", &taskUpdateParams{TaskID: t.ID, InputResponses: responses})
+		if err == nil {
+			for k := range fresh {
+				answered[k] = true
+			}
+		}
 		return err
 	})
-}
-
-// TaskInputs answers the inputRequests of an upstream task (2026-07-28):
-// each is a server-to-client request ({method, params}) by key; the answer
-// maps the same keys to their results.
-type TaskInputs func(ctx context.Context, serverID string, requests map[string]json.RawMessage) (map[string]any, error)
-
-type taskInputsKey struct{}
-
-// WithTaskInputs returns ctx whose upstream tasks' input requests are
-// answered by f.
-func WithTaskInputs(ctx context.Context, f TaskInputs) context.Context {
-	return context.WithValue(ctx, taskInputsKey{}, f)
-}
-
-func taskInputsFrom(ctx context.Context) TaskInputs {
-	f, _ := ctx.Value(taskInputsKey{}).(TaskInputs)
-	return f
 }
