@@ -77,6 +77,7 @@ type Reporter struct {
 	mu      sync.Mutex
 	value   float64 // the last value computed (sent or skipped)
 	skipped int     // notifications not sent since the last one sent
+	sent    int     // notifications queued to be sent
 	closed  bool
 	queue   chan *mcp.ProgressNotificationParams
 	done    chan struct{}
@@ -135,6 +136,16 @@ func (r *Reporter) Close() {
 	<-r.done
 }
 
+// Sent is how many notifications were sent (or queued to be).
+func (r *Reporter) Sent() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent
+}
+
 // step advances the value by delta (> 0) and sends msg, unless the rate
 // limit or a full queue skips it.
 func (r *Reporter) step(delta float64, msg string) {
@@ -156,6 +167,7 @@ func (r *Reporter) step(delta float64, msg string) {
 	select {
 	case r.queue <- p:
 		r.skipped = 0
+		r.sent++
 	default:
 		r.skipped++
 	}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,5 +28,21 @@ func (s *Server) withProgress(ctx context.Context, req *mcp.CallToolRequest) (_ 
 		// goes on the stream that answers this call.
 		return session.NotifyProgress(ctx, p)
 	}, nil)
-	return progress.With(ctx, r), r.Close
+	return progress.With(ctx, r), func() {
+		r.Close()
+		if r.Sent() > 0 && req.ProtocolVersion() < "2026-07-28" {
+			// Clients hand notifications to their handlers
+			// asynchronously and drop those of a request already
+			// answered (the TypeScript SDK does): a ping answered
+			// after them makes sure they were handled before the
+			// answer goes out. (A 2026-07-28 server sends its client
+			// no requests in the middle of a call.)
+			pctx, cancel := context.WithTimeout(ctx, pingFlushTimeout)
+			session.Ping(pctx, nil)
+			cancel()
+		}
+	}
 }
+
+// pingFlushTimeout bounds the ping after a call's progress notifications.
+const pingFlushTimeout = 5 * time.Second

@@ -27,6 +27,23 @@
 //      | {op: "info"}                          → {serverVersion, capabilities, instructions}
 //      | {op: "close"}                         → closes the client
 //
+// Long runs (issue #15):
+//   a call step with progress: true       → the result, with `progress`: the
+//            notifications/progress received ({progress, total, message})
+//   {op: "taskStart", name, arguments?, ttl?, timeoutMs?} → {taskId}: calls
+//            the tool as a 2025-11-25 task (callToolStream) and goes on
+//            while the stream is followed in the background
+//   {op: "taskWait"}                      → {types, result, error}: the
+//            background stream's messages, once it ends
+//   {op: "taskGet", taskId} | {op: "taskResult", taskId, timeoutMs?}
+//      | {op: "taskCancel", taskId} | {op: "taskList"} → the SDK's answer
+//   {op: "readResource", uri, timeoutMs?} → {mimeType, length, sha256} of
+//            the first content's text (and text, if under 4 KiB)
+//
+// plan.client = {elicit?: {action, content}, sample?: {text}, roots?: [...]}
+// declares those capabilities and answers elicitation/create (recording
+// the messages asked in `asked`), sampling/createMessage and roots/list.
+//
 // Output: one JSON line on stdout, {results: [...], listChanged: n}. A step
 // that fails for a protocol reason yields {error: message}; a failure to
 // connect prints {fatal: message} and exits 1.
@@ -42,14 +59,37 @@ const load = (p) => import(pathToFileURL(`${sdk}/${p}`).href);
 const { Client } = await load("client/index.js");
 const { StdioClientTransport } = await load("client/stdio.js");
 const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-const { ToolListChangedNotificationSchema } = await load("types.js");
+const { ToolListChangedNotificationSchema, ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema, CallToolResultSchema } = await load("types.js");
+const { createHash } = await import("node:crypto");
 
 const plan = JSON.parse(process.argv[2]);
 
 let listChanged = 0;
 let consumed = 0;
 let waiters = [];
-const client = new Client({ name: "codemode-e2e-ts", version: "1.0.0" }, { capabilities: {} });
+const cc = plan.client ?? {};
+const capabilities = {};
+if (cc.elicit) capabilities.elicitation = { form: {} };
+if (cc.sample) capabilities.sampling = {};
+if (cc.roots) capabilities.roots = { listChanged: false };
+const client = new Client({ name: "codemode-e2e-ts", version: "1.0.0" }, { capabilities });
+const asked = [];
+if (cc.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return cc.elicit;
+  });
+}
+if (cc.sample) {
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    asked.push(JSON.stringify(req.params.messages));
+    return { model: "scripted", role: "assistant", content: { type: "text", text: cc.sample.text } };
+  });
+}
+if (cc.roots) {
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: cc.roots }));
+}
+let task; // the background task stream of taskStart
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   listChanged++;
   const w = waiters;
@@ -97,7 +137,11 @@ function nextStdinLine() {
 
 const errOf = (e) => ({ error: String(e?.message ?? e), code: e?.code });
 
+let lastTaskId; // "$task" in a step's taskId
+let lastLink; // "$link" in a step's uri: the last resource_link a call returned
 async function step(s) {
+  if (s.taskId === "$task") s = { ...s, taskId: lastTaskId };
+  if (s.uri === "$link") s = { ...s, uri: lastLink };
   switch (s.op) {
     case "list":
       try {
@@ -107,9 +151,76 @@ async function step(s) {
       }
     case "call":
       try {
-        return await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, {
-          timeout: s.timeoutMs ?? 60000,
-        });
+        const progress = [];
+        const opts = { timeout: s.timeoutMs ?? 60000 };
+        if (s.progress) opts.onprogress = (p) => progress.push(p);
+        const res = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, opts);
+        for (const c of res.content ?? []) if (c.type === "resource_link") lastLink = c.uri;
+        return s.progress ? { ...res, progress } : res;
+      } catch (e) {
+        return errOf(e);
+      }
+    case "taskStart": {
+      const stream = client.experimental.tasks.callToolStream({ name: s.name, arguments: s.arguments ?? {} }, CallToolResultSchema, {
+        timeout: s.timeoutMs ?? 60000,
+        task: { ttl: s.ttl ?? 600000 },
+      });
+      let created;
+      const first = new Promise((r) => (created = r));
+      task = (async () => {
+        const out = { types: [] };
+        try {
+          for await (const m of stream) {
+            out.types.push(m.type);
+            if (m.type === "taskCreated") {
+              lastTaskId = m.task.taskId;
+              created({ taskId: m.task.taskId, status: m.task.status });
+            }
+            if (m.type === "result") out.result = m.result;
+            if (m.type === "error") out.error = String(m.error?.message ?? m.error);
+          }
+        } catch (e) {
+          out.error = String(e?.message ?? e);
+        }
+        created(out);
+        return out;
+      })();
+      return await first;
+    }
+    case "taskWait":
+      return await task;
+    case "taskGet":
+      try {
+        return await client.experimental.tasks.getTask(s.taskId);
+      } catch (e) {
+        return errOf(e);
+      }
+    case "taskResult":
+      try {
+        return await client.experimental.tasks.getTaskResult(s.taskId, CallToolResultSchema, { timeout: s.timeoutMs ?? 60000 });
+      } catch (e) {
+        return errOf(e);
+      }
+    case "taskCancel":
+      try {
+        return await client.experimental.tasks.cancelTask(s.taskId);
+      } catch (e) {
+        return errOf(e);
+      }
+    case "taskList":
+      try {
+        return await client.experimental.tasks.listTasks();
+      } catch (e) {
+        return errOf(e);
+      }
+    case "readResource":
+      try {
+        const res = await client.readResource({ uri: s.uri }, { timeout: s.timeoutMs ?? 60000 });
+        const c = res.contents[0];
+        const text = c.text ?? "";
+        const out = { mimeType: c.mimeType, length: Buffer.byteLength(text), sha256: createHash("sha256").update(text).digest("hex") };
+        if (text.length < 4096) out.text = text;
+        return out;
       } catch (e) {
         return errOf(e);
       }
@@ -182,4 +293,4 @@ for (const s of plan.steps) {
 }
 await client.close().catch(() => {});
 // Exit only once stdout is flushed: a pipe is written asynchronously.
-process.stdout.write(JSON.stringify({ results, listChanged }) + "\n", () => process.exit(0));
+process.stdout.write(JSON.stringify({ results, listChanged, asked }) + "\n", () => process.exit(0));
