@@ -184,25 +184,35 @@ func clientCapabilities() *mcp.ClientCapabilities {
 	}
 }
 
+// tasksOnly is the capabilities of a call whose run has no client to pass
+// requests on to: the tasks extension, encoded once.
+var tasksOnly = json.RawMessage(`{"extensions":{"` + TasksExtension + `":{}}}`)
+
+// tasksExtensions is the extensions of every call's capabilities.
+var tasksExtensions = map[string]any{TasksExtension: map[string]any{}}
+
 // callCapabilities sets, on a call to a 2026-07-28 upstream, the
 // capabilities of the run's client (and the tasks extension).
 func callCapabilities(ctx context.Context, p *mcp.CallToolParams) {
-	caps := map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}
-	if f := forwarderFrom(ctx); f != nil {
-		if cc := f.ClientCapabilities(); cc != nil {
-			if cc.Elicitation != nil {
-				caps["elicitation"] = cc.Elicitation
-			}
-			if cc.Sampling != nil {
-				caps["sampling"] = cc.Sampling
-			}
-			if cc.RootsV2 != nil {
-				caps["roots"] = cc.RootsV2
-			}
-		}
-	}
 	if p.Meta == nil {
 		p.Meta = mcp.Meta{}
+	}
+	f := forwarderFrom(ctx)
+	if f == nil {
+		p.Meta[mcp.MetaKeyClientCapabilities] = tasksOnly
+		return
+	}
+	caps := map[string]any{"extensions": tasksExtensions}
+	if cc := f.ClientCapabilities(); cc != nil {
+		if cc.Elicitation != nil {
+			caps["elicitation"] = cc.Elicitation
+		}
+		if cc.Sampling != nil {
+			caps["sampling"] = cc.Sampling
+		}
+		if cc.RootsV2 != nil {
+			caps["roots"] = cc.RootsV2
+		}
 	}
 	p.Meta[mcp.MetaKeyClientCapabilities] = caps
 }
