@@ -10,8 +10,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -383,5 +387,66 @@ globalThis.__codemode_result__ = { ids: (await listServers()).map((s) => s.serve
 	inspectJSON(t, &il, stdioTarget(t, cfg), "--method", "tools/list")
 	if n := strings.Join(il.names(), " "); !strings.Contains(n, "memory__read_graph") || !strings.Contains(n, "codemode_run") {
 		t.Errorf("Inspector tools/list: %s", n)
+	}
+}
+
+// Behind a load balancer that sends each request to the next of two
+// `serve --http --stateless` replicas sharing a data store, a run started
+// as a task on one replica is polled and fetched through both.
+func TestTaskAcrossStatelessReplicas(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, upstreams{}, nil)
+	data := t.TempDir()
+	var urls []*url.URL
+	for range 2 {
+		p := startProc(t, baseEnv("CODEMODE_DATA_DIR="+data), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0", "--stateless")
+		m, err := p.waitLine(urlLine, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(m[1])
+		urls = append(urls, u)
+	}
+	var next atomic.Int64
+	var served [2]atomic.Int64
+	lb := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		i := next.Add(1) % 2
+		served[i].Add(1)
+		r.SetURL(&url.URL{Scheme: urls[i].Scheme, Host: urls[i].Host})
+		r.Out.URL.Path = urls[i].Path
+	}})
+	t.Cleanup(lb.Close)
+	code := `await new Promise((r) => setTimeout(r, 1500)); globalThis.__codemode_result__ = "done";`
+	c := tsPlan(t, httpConn(lb.URL+"/mcp", nil), nil,
+		step{"op": "taskStart", "name": "codemode_run", "arguments": map[string]any{"code": code}},
+		step{"op": "taskWait"},
+		step{"op": "taskGet", "taskId": "$task"},
+		step{"op": "taskGet", "taskId": "$task"},
+		step{"op": "taskResult", "taskId": "$task"},
+		step{"op": "taskResult", "taskId": "$task"},
+	)
+	out := c.longOutput(t)
+	var streamed struct {
+		Result json.RawMessage
+		Error  string
+	}
+	json.Unmarshal(out.Results[1], &streamed)
+	if streamed.Error != "" || string(asRunTS(t, streamed.Result).Result) != `"done"` {
+		t.Fatalf("stream: %s", out.Results[1])
+	}
+	for _, i := range []int{2, 3} {
+		var got struct{ Status string }
+		json.Unmarshal(out.Results[i], &got)
+		if got.Status != "completed" {
+			t.Errorf("tasks/get: %s", out.Results[i])
+		}
+	}
+	for _, i := range []int{4, 5} {
+		if r := asRunTS(t, out.Results[i]); string(r.Result) != `"done"` {
+			t.Errorf("tasks/result: %s", out.Results[i])
+		}
+	}
+	if served[0].Load() == 0 || served[1].Load() == 0 {
+		t.Errorf("the balancer did not use both replicas: %d, %d", served[0].Load(), served[1].Load())
 	}
 }

@@ -143,9 +143,14 @@ func tapTasks(req *http.Request, resp *http.Response, sse bool) {
 	resp.Body = &jsonRewriter{src: resp.Body}
 }
 
-// jsonRewriter reads a JSON body whole and rewrites it: the SDK reads a
-// JSON answer whole anyway. A body larger than one message can be is no
-// task answer and passes through.
+// maxTaskAnswer bounds what the rewriters hold to look at: a
+// CreateTaskResult is a few hundred bytes, and a larger answer passes
+// through as it comes (the memory budget counts answers as the SDK hands
+// them over; holding a large one here would double it).
+const maxTaskAnswer = 64 << 10
+
+// jsonRewriter reads a JSON body and rewrites it if it is a task answer; a
+// body larger than maxTaskAnswer passes through.
 type jsonRewriter struct {
 	src io.ReadCloser
 	rd  io.Reader
@@ -153,11 +158,11 @@ type jsonRewriter struct {
 
 func (r *jsonRewriter) Read(p []byte) (int, error) {
 	if r.rd == nil {
-		data, err := io.ReadAll(io.LimitReader(r.src, maxTap+1))
+		data, err := io.ReadAll(io.LimitReader(r.src, maxTaskAnswer+1))
 		switch {
 		case err != nil:
 			r.rd = io.MultiReader(bytes.NewReader(data), errReader{err})
-		case len(data) > maxTap:
+		case len(data) > maxTaskAnswer:
 			r.rd = io.MultiReader(bytes.NewReader(data), r.src)
 		default:
 			r.rd = bytes.NewReader(rewriteTaskJSON(data))
@@ -174,14 +179,16 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // eventRewriter passes an event stream through, event by event, rewriting
 // the data of the events that are task answers. An event is held until its
-// blank line, which the SDK waits for anyway.
+// blank line, which the SDK waits for anyway; one larger than
+// maxTaskAnswer passes through line by line.
 type eventRewriter struct {
 	src     io.ReadCloser
 	in      []byte // read, not yet split into lines
 	event   []byte // lines of the current event
 	out     []byte // ready for the reader
+	buf     []byte // what a Read of src fills
 	err     error
-	passing bool // an event grew past maxTap: lines go through as they are
+	passing bool // an event grew past maxTaskAnswer: lines go through as they are
 }
 
 func (r *eventRewriter) Read(p []byte) (int, error) {
@@ -194,9 +201,11 @@ func (r *eventRewriter) Read(p []byte) (int, error) {
 			}
 			return 0, r.err
 		}
-		buf := make([]byte, 32<<10)
-		n, err := r.src.Read(buf)
-		r.in = append(r.in, buf[:n]...)
+		if r.buf == nil {
+			r.buf = make([]byte, 32<<10)
+		}
+		n, err := r.src.Read(r.buf)
+		r.in = append(r.in, r.buf[:n]...)
 		r.err = err
 		r.split()
 	}
@@ -228,7 +237,7 @@ func (r *eventRewriter) split() {
 			r.event = r.event[:0]
 			continue
 		}
-		if len(r.event) > maxTap {
+		if len(r.event) > maxTaskAnswer {
 			r.out = append(r.out, r.event...)
 			r.event, r.passing = r.event[:0], true
 		}
