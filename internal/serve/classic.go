@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/schema"
 )
 
@@ -87,6 +88,11 @@ func (c *classicSurface) Tools([]*catalog.Server) []Tool {
 func (c *classicSurface) handler(serverID, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := c.s.runner.CallDirect(ctx, c.cat, serverID, tool, req.Params.Arguments)
+		if errors.Is(err, run.ErrAwaitingApproval) {
+			// The call is answered with the approval question
+			// (Server.track sends the channel's input-required result).
+			return &mcp.CallToolResult{}, nil
+		}
 		if err != nil {
 			// A failed call is the tool's error, which the model reads.
 			var de *diag.Error

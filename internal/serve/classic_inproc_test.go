@@ -110,3 +110,41 @@ globalThis.__codemode_result__ = { ids: (await listServers()).map((s) => s.serve
 		}
 	}
 }
+
+// Direct calls are under the policy: a tool that needs approval is put to
+// the client (elicitation), and refused with APPROVAL_REQUIRED when the
+// client cannot be asked; a denied tool is not served.
+func TestClassicToolsUnderThePolicy(t *testing.T) {
+	t.Parallel()
+	slow := newSlowServer()
+	g := newLongGateway(t, map[string]*mcp.Server{"slow": slow.Server}, func(c *config.Config) {
+		c.Servers[0].CodeMode = config.CodeModeOff
+		c.Servers[0].Approval = config.ApprovalAll
+		c.Servers[0].DenyTools = []string{"big"}
+	}, nil)
+	asked := 0
+	cs := connectLegacy(t, g.srv, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "slow__big" {
+			t.Errorf("a denied tool is served: %v", tool.Name)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 0}})
+	if err != nil || res.IsError || asked != 1 {
+		t.Fatalf("approved call: %v %+v, asked %d", err, res, asked)
+	}
+	bare := connectLegacy(t, g.srv, nil)
+	res, err = bare.CallTool(ctx, &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 0}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "APPROVAL_REQUIRED") {
+		t.Fatalf("without elicitation: %v %+v", err, res)
+	}
+}

@@ -318,14 +318,15 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		if bad != nil {
 			return bad, nil
 		}
+		// The channel back to this call's client: what a run asks it
+		// (approvals) goes through it, whichever surface runs the code,
+		// and so do its upstreams' own requests (forward.go).
+		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
+		ctx = s.withForwarding(outer.With(ctx, ch), req)
 		ctx, progressed := s.withProgress(ctx, req)
 		defer progressed()
-		ctx = s.withForwarding(ctx, req)
 		ctx, linkResults := s.results.forCall(ctx, req)
-		// The channel back to this call's client: what a run asks it
-		// (approvals) goes through it, whichever surface runs the code.
-		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
-		res, err := h(outer.With(run.WithOrigin(run.WithLogAttrs(ctx, attrs...), o), ch), req)
+		res, err := h(run.WithOrigin(run.WithLogAttrs(ctx, attrs...), o), req)
 		if ir, ok := ch.InputRequired(); ok && err == nil {
 			// The run waits for the client's answers: the call is
 			// answered with the questions (2026-07-28 protocol).
