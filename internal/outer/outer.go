@@ -26,10 +26,10 @@
 //     Nothing is kept between the two calls but what the client carries, so
 //     this works with stateless HTTP.
 //
-// Elicitation (tool-call approvals) is the first user. Progress
-// notifications, sampling and roots forwarding, and tasks are meant to go
-// through the same channel: each is one method here that picks the way the
-// client speaks, and the code of a run never needs to know which.
+// Elicitation (tool-call approvals) is the first user; the upstreams' own
+// requests (elicitation, sampling, roots) passed on to the client are the
+// second (forward.go). Progress notifications, which need no answer and are
+// rate-limited, go through package progress.
 package outer
 
 import (
