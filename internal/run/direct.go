@@ -30,8 +30,10 @@ var ErrAwaitingApproval = errors.New("run: the call waits for the client's appro
 // validated, the policy applied (a call that needs approval is put to the
 // client through the context's outer.Channel, as a run's calls are), the
 // call traced, reported to a client that asked for progress, made within
-// the default timeoutMs, redacted, and logged on the audit line (marked
-// direct). It returns the upstream's result as it is (an isError result
+// the default timeoutMs, redacted, observed (Options.Observer: metrics,
+// traces and the run history see it as a run of one call, without code,
+// from the context's Origin) and logged on the audit line (marked direct).
+// It returns the upstream's result as it is (an isError result
 // included), the *diag.Error that stopped the call, or
 // ErrAwaitingApproval.
 func (r *Runner) CallDirect(ctx context.Context, cat *catalog.Catalog, serverID, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
@@ -39,14 +41,23 @@ func (r *Runner) CallDirect(ctx context.Context, cat *catalog.Catalog, serverID,
 	limits := r.cfg.Resolve(config.Limits{})
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMs)*time.Millisecond)
 	defer cancel()
-	res, err, trace := r.callDirect(ctx, cat, limits, serverID, tool, args)
+	ctx, obs := r.startObserving(ctx, start, Request{})
+	res, err, trace := r.callDirect(ctx, cat, limits, obs, serverID, tool, args)
 	resp := &Response{Logs: []sandbox.LogEntry{}, Result: json.RawMessage("null"), Diagnostics: []diag.Diagnostic{}, ToolTrace: trace, used: []string{serverID}}
+	if errors.Is(err, ErrAwaitingApproval) {
+		resp.awaiting = 1
+	}
 	var de *diag.Error
 	if errors.As(err, &de) {
 		resp.Diagnostics = append(resp.Diagnostics, diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, ErrorClass: de.Class, Message: de.Message, Hint: de.Hint})
 	}
 	r.redactResponse(resp)
-	r.audit(WithLogAttrs(ctx, slog.String("direct", serverID+"/"+tool)), Request{}, resp, time.Since(start))
+	took := time.Since(start)
+	if obs != nil {
+		resp.runID = obs.id
+		obs.EndRun(ctx, &RunEnd{Duration: took, Limits: limits, Response: resp, Outcome: Outcome(resp)})
+	}
+	r.audit(WithLogAttrs(ctx, slog.String("direct", serverID+"/"+tool)), Request{}, resp, took)
 	return res, err
 }
 
@@ -54,7 +65,7 @@ func (r *Runner) CallDirect(ctx context.Context, cat *catalog.Catalog, serverID,
 // asks them: the call is tried; if the policy needs the user's approval,
 // the question goes to the client, and the call is tried again with the
 // answer.
-func (r *Runner) callDirect(ctx context.Context, cat *catalog.Catalog, limits config.Limits, serverID, tool string, args json.RawMessage) (*mcp.CallToolResult, error, []TraceEntry) {
+func (r *Runner) callDirect(ctx context.Context, cat *catalog.Catalog, limits config.Limits, obs *observed, serverID, tool string, args json.RawMessage) (*mcp.CallToolResult, error, []TraceEntry) {
 	var led *ledger
 	ch := outer.From(ctx)
 	if r.cfg.ApprovalPossible() {
@@ -71,9 +82,10 @@ func (r *Runner) callDirect(ctx context.Context, cat *catalog.Catalog, limits co
 	}
 	for {
 		v := newView(r, limits, Extra{})
-		v.cat, v.led = cat.View(), led
+		v.cat, v.led, v.obs = cat.View(), led, obs
 		if led != nil {
 			led.startLeg()
+			obs.nextLeg()
 		}
 		_, res, err := v.CallRaw(ctx, serverID, tool, args)
 		var abort *sandbox.Abort

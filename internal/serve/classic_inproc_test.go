@@ -11,12 +11,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/history"
+	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/store"
 )
 
 // A server with "codeMode": false is served as ordinary MCP tools
 // (<serverId>__<tool>, the upstream's schemas and annotations) beside the
 // run tool, and scripts do not see it; "both" is in both places. A direct
-// call is validated, traced as progress, and answered with the upstream's
+// call is validated and answered with the upstream's
 // result; a tool the upstream adds is served after its list_changed.
 func TestClassicTools(t *testing.T) {
 	t.Parallel()
@@ -32,12 +35,8 @@ func TestClassicTools(t *testing.T) {
 		}
 	}, nil)
 	changed := make(chan struct{}, 10)
-	var progress []string
 	cs := g.connect(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			progress = append(progress, r.Params.Message)
-		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -146,5 +145,66 @@ func TestClassicToolsUnderThePolicy(t *testing.T) {
 	res, err = bare.CallTool(ctx, &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 0}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "APPROVAL_REQUIRED") {
 		t.Fatalf("without elicitation: %v %+v", err, res)
+	}
+}
+
+// A direct call is observed as a run of one call: the run history keeps
+// it (surface "classic", the direct tool's name, the call and its
+// outcome), as metrics and traces see it; a client that sent a
+// progressToken hears of its start and end.
+func TestClassicToolsObserved(t *testing.T) {
+	t.Parallel()
+	st := store.New(&store.Options{Dir: t.TempDir()})
+	t.Cleanup(func() { st.Close() })
+	rec := history.New(st.History(), nil)
+	g := newLongGatewayRun(t, map[string]*mcp.Server{"slow": newSlowServer().Server}, func(c *config.Config) {
+		c.Servers[0].CodeMode = config.CodeModeOff
+	}, nil, &run.Options{Observer: rec})
+	seen := make(chan string, 100)
+	cs := g.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		seen <- r.Params.Message
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 1}}
+	p.SetProgressToken("direct")
+	if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+		t.Fatalf("slow__steps: %v %+v", err, res)
+	}
+	// The client's SDK hands notifications over on a goroutine of its
+	// own: wait for the last one.
+	var msgs []string
+	for len(msgs) == 0 || msgs[len(msgs)-1] != "slow/steps done" {
+		msgs = append(msgs, await(t, seen, "slow/steps done"))
+	}
+	if msgs[0] != "slow/steps started" || !slices.Contains(msgs, "slow: step 1 (1/1)") {
+		t.Errorf("progress: %q", msgs)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": "two"}}); err != nil || !res.IsError {
+		t.Fatalf("invalid input: %v %+v", err, res)
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err := st.History().List(ctx, store.RunFilter{})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("history: %v %+v", err, runs)
+	}
+	// Both may start within the same millisecond: told apart by outcome.
+	calls := map[string]string{}
+	for _, r := range runs {
+		got, err := st.History().Get(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Surface != "classic" || got.Tool != "slow__steps" || got.Code != "" ||
+			len(got.Calls) != 1 || got.Calls[0].Server != "slow" || got.Calls[0].Tool != "steps" {
+			t.Errorf("run: %+v", got)
+			continue
+		}
+		calls[got.Outcome] = got.Calls[0].Outcome
+	}
+	if calls["ok"] != run.CallOK || calls["UNCAUGHT_EXCEPTION"] != run.CallInvalid {
+		t.Errorf("outcomes (run: call): %v", calls)
 	}
 }

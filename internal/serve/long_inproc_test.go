@@ -115,6 +115,12 @@ type longGateway struct {
 // surface, after edit has changed the configuration.
 func newLongGateway(t *testing.T, servers map[string]*mcp.Server, edit func(*config.Config), opts *serve.Options) *longGateway {
 	t.Helper()
+	return newLongGatewayRun(t, servers, edit, opts, nil)
+}
+
+// newLongGatewayRun is newLongGateway with the Runner's options.
+func newLongGatewayRun(t *testing.T, servers map[string]*mcp.Server, edit func(*config.Config), opts *serve.Options, ropts *run.Options) *longGateway {
+	t.Helper()
 	var cs []config.Server
 	names := make([]string, 0, len(servers))
 	for name := range servers {
@@ -143,7 +149,7 @@ func newLongGateway(t *testing.T, servers map[string]*mcp.Server, edit func(*con
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	srv = serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, opts)
+	srv = serve.New(run.New(cfg, catalog.New(mgr), mgr, ropts), mgr, opts)
 	ready.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,7 +109,10 @@ type Server struct {
 	decls  *declCache
 	// sealer protects the run state that input-required results carry
 	// through clients (package outer).
-	sealer  *outer.Sealer
+	sealer *outer.Sealer
+	// direct is set when servers are served as ordinary tools
+	// (classic.go): their tools exist only once the servers answered.
+	direct  bool
 	tasks   *tasks   // nil without Options.Store
 	results *results // nil without Options.Store
 
@@ -191,6 +195,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	if c := newClassicSurface(s); c != nil {
 		// Servers served as ordinary MCP tools (classic.go).
 		s.surfaces = append(s.surfaces, &mounted{name: "classic", Surface: c})
+		s.direct = true
 	}
 	// Tools; the gateway offers no prompts of its own, and logging goes
 	// to stderr.
@@ -264,6 +269,13 @@ func (s *Server) refresh(ctx context.Context) {
 	s.warmOnce.Do(func() { close(s.warm) })
 }
 
+// callsDirect reports whether req calls a tool of the classic surface:
+// the code-mode surfaces' tool names hold no "__".
+func callsDirect(req mcp.Request) bool {
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	return ok && strings.Contains(p.Name, "__")
+}
+
 // errShuttingDown refuses work once a shutdown has begun: a JSON-RPC
 // internal error (-32603), since the request itself is fine. (A plain Go
 // error would go out with code 0, which no client can classify.)
@@ -271,14 +283,16 @@ var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 	Message: "codemode is shutting down and accepts no new calls; retry against a running instance"}
 
 // waitForWarmup holds tools/list until the first refresh, so that the first
-// description a client sees already knows the servers. It also refuses new
-// calls once the server drains.
+// description a client sees already knows the servers, and so a call of a
+// direct tool (<serverId>__<tool>, classic.go), which is registered then: a
+// client may call one it listed on another replica, or from a list it
+// kept. It also refuses new calls once the server drains.
 func (s *Server) waitForWarmup(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/call" && s.draining.Load() {
 			return nil, errShuttingDown
 		}
-		if method == "tools/list" {
+		if method == "tools/list" || method == "tools/call" && s.direct && callsDirect(req) {
 			select {
 			case <-s.warm:
 			case <-ctx.Done():
