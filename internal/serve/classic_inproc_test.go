@@ -208,3 +208,49 @@ func TestClassicToolsObserved(t *testing.T) {
 		t.Errorf("outcomes (run: call): %v", calls)
 	}
 }
+
+// A direct call that needs approval, from a 2026-07-28 client: the call is
+// answered with the question (input required) and a sealed requestState,
+// nothing reaches the upstream; the retry with the answer makes the call
+// once.
+func TestClassicToolInputRequired(t *testing.T) {
+	t.Parallel()
+	srv, up := policyGatewayCfg(t, writesPolicy, func(c *config.Config) { c.Servers[0].CodeMode = config.CodeModeOff })
+	// The client can be asked (it has an elicitation handler), but the
+	// middleware that would answer by itself is off: the test answers.
+	cs := connectPolicyClient(t, srv, protoMRTR, &elicitor{answer: accept(false)}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: "store__write", Arguments: map[string]any{"key": "k"}}
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || len(res.InputRequests) != 1 || res.RequestState == "" {
+		b, _ := json.Marshal(res)
+		t.Fatalf("first call: %s", b)
+	}
+	var key string
+	for k, ir := range res.InputRequests {
+		key = k
+		if e, ok := ir.(*mcp.ElicitParams); !ok || !strings.Contains(e.Message, "write") {
+			t.Fatalf("input request %T %+v", ir, ir)
+		}
+	}
+	if up.count("write") != 0 {
+		t.Fatalf("the upstream saw %q before the answer", up.seen())
+	}
+	p.InputResponses = mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approveAll": false}}}
+	p.RequestState = res.RequestState
+	res, err = cs.CallTool(ctx, p)
+	if err != nil || res.IsError || res.NeedsInput() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	if up.count("write") != 1 {
+		t.Errorf("the upstream saw %q", up.seen())
+	}
+	// Read-only calls need no approval.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "store__read", Arguments: map[string]any{}}); err != nil || res.IsError || res.NeedsInput() {
+		t.Fatalf("read: %v %+v", err, res)
+	}
+}
