@@ -16,14 +16,39 @@ import (
 // request belongs to, and the serving layer puts the channel where it
 // looks (upstream.WithForwarder).
 //
-// Only a client asked directly can be forwarded to: on the 2026-07-28
+// A client asked directly gets the request itself. On the 2026-07-28
 // protocol a server cannot send its client a request in the middle of a
 // call, and a forwarded request must be answered while the upstream's call
-// is still open (ErrMidCall).
+// is still open: the serving layer can hold the run and answer the call
+// with the question in an input-required result, the client's retry
+// bringing the answer (SetMidCall); without that, ErrMidCall.
 
 // ErrMidCall is returned when the channel's client speaks the 2026-07-28
-// protocol: it cannot be sent a request while its call is open.
+// protocol and the serving layer cannot hold the run while it answers.
 var ErrMidCall = errors.New("the run's MCP client speaks the 2026-07-28 protocol, in which a server cannot send it a request in the middle of a call")
+
+// MidCall asks a 2026-07-28 client req (an *mcp.ElicitParams,
+// *mcp.CreateMessageParams or *mcp.ListRootsParams) in the middle of a
+// call, and returns its answer.
+type MidCall func(ctx context.Context, req mcp.InputRequest) (mcp.InputResponse, error)
+
+// SetMidCall says how to ask a 2026-07-28 client an upstream's request in
+// the middle of its call (see MidCall); the serving layer sets it when it
+// can hold the run until the client calls again with the answer.
+func (c *Channel) SetMidCall(f MidCall) {
+	c.mu.Lock()
+	c.mid = f
+	c.mu.Unlock()
+}
+
+func (c *Channel) midCall() MidCall {
+	if c == nil || !c.mrtr {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mid
+}
 
 // NotDeclaredError is returned for a request the channel's client did not
 // declare the capability for.
@@ -40,7 +65,16 @@ const ServerIDKey = "codemode/serverId"
 // clientCaps is what the channel's client declared, if it can be asked
 // directly.
 func (c *Channel) clientCaps() *mcp.ClientCapabilities {
-	if c == nil || c.session == nil || c.mrtr {
+	if c == nil {
+		return nil
+	}
+	if c.mrtr {
+		if c.midCall() == nil {
+			return nil
+		}
+		return c.caps
+	}
+	if c.session == nil {
 		return nil
 	}
 	if p := c.session.InitializeParams(); p != nil {
@@ -78,11 +112,14 @@ func (c *Channel) Peer() any {
 }
 
 func (c *Channel) askable() error {
+	if c != nil && c.mrtr {
+		if c.midCall() == nil {
+			return ErrMidCall
+		}
+		return nil
+	}
 	if c == nil || c.session == nil && c.ask == nil {
 		return errors.New("the run has no MCP client to ask")
-	}
-	if c.mrtr {
-		return ErrMidCall
 	}
 	return nil
 }
@@ -117,6 +154,17 @@ func (c *Channel) ForwardElicit(ctx context.Context, serverID string, p *mcp.Eli
 	case q.Mode != "url" && caps.Elicitation.Form == nil && caps.Elicitation.URL != nil:
 		return nil, &NotDeclaredError{"elicitation (form mode)"}
 	}
+	if mid := c.midCall(); mid != nil {
+		res, err := mid(ctx, &q)
+		if err != nil {
+			return nil, err
+		}
+		r, ok := res.(*mcp.ElicitResult)
+		if !ok {
+			return nil, fmt.Errorf("the client answered elicitation/create with %T", res)
+		}
+		return r, nil
+	}
 	return c.session.Elicit(ctx, &q)
 }
 
@@ -132,6 +180,23 @@ func (c *Channel) ForwardSampling(ctx context.Context, serverID string, p *mcp.C
 	}
 	q := *p
 	q.Meta = withServer(p.Meta, serverID)
+	if mid := c.midCall(); mid != nil {
+		res, err := mid(ctx, &q)
+		if err != nil {
+			return nil, err
+		}
+		switch r := res.(type) {
+		case *mcp.CreateMessageResult:
+			return r, nil
+		case *mcp.CreateMessageWithToolsResult:
+			// The SDK decodes every sampling answer so.
+			if len(r.Content) != 1 {
+				return nil, fmt.Errorf("the client answered sampling/createMessage with %d content blocks, not one", len(r.Content))
+			}
+			return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
+		}
+		return nil, fmt.Errorf("the client answered sampling/createMessage with %T", res)
+	}
 	return c.session.CreateMessage(ctx, &q)
 }
 
@@ -147,5 +212,17 @@ func (c *Channel) ForwardRoots(ctx context.Context, serverID string) (*mcp.ListR
 		// client's {} declaration arrives there too.
 		return nil, &NotDeclaredError{"roots"}
 	}
-	return c.session.ListRoots(ctx, &mcp.ListRootsParams{Meta: mcp.Meta{ServerIDKey: serverID}})
+	q := &mcp.ListRootsParams{Meta: mcp.Meta{ServerIDKey: serverID}}
+	if mid := c.midCall(); mid != nil {
+		res, err := mid(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		r, ok := res.(*mcp.ListRootsResult)
+		if !ok {
+			return nil, fmt.Errorf("the client answered roots/list with %T", res)
+		}
+		return r, nil
+	}
+	return c.session.ListRoots(ctx, q)
 }

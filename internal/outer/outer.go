@@ -28,7 +28,10 @@
 //
 // Elicitation (tool-call approvals) is the first user; the upstreams' own
 // requests (elicitation, sampling, roots) passed on to the client are the
-// second (forward.go). Progress notifications, which need no answer and are
+// second (forward.go). An upstream's request must be answered while its
+// call is open, so for a 2026-07-28 client the serving layer holds the run
+// and puts the request in the call's input-required result
+// ([Channel.SetMidCall]): that exchange keeps the run in the process. Progress notifications, which need no answer and are
 // rate-limited, go through package progress.
 package outer
 
@@ -70,9 +73,13 @@ type Channel struct {
 	stateErr  error
 	seal      func([]byte) (string, error)
 
+	// caps is what a 2026-07-28 client declared on this request.
+	caps *mcp.ClientCapabilities
+
 	mu       sync.Mutex
 	requests mcp.InputRequestMap
-	out      []byte // SetState's state, sealed when the result is built
+	out      []byte  // SetState's state, sealed when the result is built
+	mid      MidCall // see SetMidCall
 }
 
 // Options configure New.
@@ -97,6 +104,7 @@ func New(req *mcp.CallToolRequest, opts *Options) *Channel {
 	if !c.mrtr {
 		return c
 	}
+	c.caps = req.ClientCapabilities()
 	var sealer *Sealer
 	if opts != nil {
 		sealer = opts.Sealer
@@ -195,6 +203,16 @@ func (c *Channel) SetState(b []byte) {
 	c.mu.Lock()
 	c.out = b
 	c.mu.Unlock()
+}
+
+// Seal seals b as SetState's state is sealed: encrypted, and bound to the
+// call's name and arguments. Only a channel of a 2026-07-28 call with a
+// Sealer can.
+func (c *Channel) Seal(b []byte) (string, error) {
+	if c == nil || c.seal == nil {
+		return "", errors.New("outer: this call's state cannot be sealed")
+	}
+	return c.seal(b)
 }
 
 // InputRequired returns the input-required result to answer the call with,

@@ -73,6 +73,12 @@ func forwardGateway(t *testing.T, protocol string) *serve.Server {
 // connectLegacy connects a 2025-11-25 client with opts and roots.
 func connectLegacy(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
 	t.Helper()
+	return connectProtocol(t, srv, "2025-11-25", opts, roots...)
+}
+
+// connectProtocol connects a client speaking protocol with opts and roots.
+func connectProtocol(t *testing.T, srv *serve.Server, protocol string, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ct, st := mcp.NewInMemoryTransports()
@@ -81,7 +87,7 @@ func connectLegacy(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions, roo
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "forward-test", Version: "1"}, opts)
 	c.AddRoots(roots...)
-	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +159,97 @@ try { await ask({}); } catch (e) { globalThis.__codemode_result__ = e.message; }
 				t.Errorf("without the capability: %q", msg)
 			}
 		})
+	}
+}
+
+// A client on the 2026-07-28 protocol cannot be sent a request in the
+// middle of its call: the run is held, the call answered with the
+// upstream's question (input required), and the client's retry (the
+// go-sdk client's own multi-round-trip loop) brings the answer to the
+// upstream, on both protocols an upstream may speak.
+func TestForwardingToAnInputRequiredClient(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{"2025-11-25", ""} {
+		name := protocol
+		if name == "" {
+			name = "2026-07-28"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := forwardGateway(t, protocol)
+			var mu sync.Mutex
+			var asked []string
+			cs := connectProtocol(t, srv, "2026-07-28", &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, r.Params.Message)
+					mu.Unlock()
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Model: "stub", Role: "assistant", Content: &mcp.TextContent{Text: "hi"}}, nil
+				},
+			}, &mcp.Root{URI: "file:///work", Name: "work"})
+			code := `import { ask, sample, roots } from "@codemode/servers/asker";
+const out = { name: await ask({}), sample: await sample({}) };
+try { out.roots = await roots({}); } catch (e) { out.roots = e.message; }
+globalThis.__codemode_result__ = out;`
+			_, resp := runCode(t, cs, code, nil)
+			var got struct{ Name, Sample, Roots string }
+			if err := json.Unmarshal(resp.Result, &got); err != nil || resp.errorDiag() != nil {
+				t.Fatalf("%s %+v", resp.Result, resp.diags())
+			}
+			if got.Name != "accept:Ada" || !strings.Contains(got.Sample, `"hi"`) {
+				t.Errorf("answers: %+v", got)
+			}
+			if protocol != "" && !strings.Contains(got.Roots, "file:///work") {
+				t.Errorf("roots: %q", got.Roots)
+			}
+			mu.Lock()
+			if len(asked) != 1 || asked[0] != "[asker] your name?" {
+				t.Errorf("the client was asked %q", asked)
+			}
+			mu.Unlock()
+		})
+	}
+
+	// By hand: the first call is answered with the question; the retry
+	// with the answer finishes the run.
+	srv := forwardGateway(t, "2025-11-25")
+	cs := connectProtocol(t, srv, "2026-07-28", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": `import { ask } from "@codemode/servers/asker";
+globalThis.__codemode_result__ = await ask({});`}}
+	res, err := cs.CallTool(ctx, p)
+	if err != nil || !res.NeedsInput() || len(res.InputRequests) != 1 || res.RequestState == "" {
+		t.Fatalf("first call: %v %+v", err, res)
+	}
+	var key string
+	for k, ir := range res.InputRequests {
+		key = k
+		if e, ok := ir.(*mcp.ElicitParams); !ok || e.Message != "[asker] your name?" {
+			t.Fatalf("input request %T %+v", ir, ir)
+		}
+	}
+	answer := mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}}
+	// The state is bound to the call's arguments: with others, it names
+	// no held run, and the call starts a run of its own.
+	other := &mcp.CallToolParams{Name: p.Name, Arguments: map[string]any{"code": `globalThis.__codemode_result__ = 1;`}, InputResponses: answer, RequestState: res.RequestState}
+	if r2, err := cs.CallTool(ctx, other); err != nil || r2.NeedsInput() {
+		t.Errorf("other arguments: %v %+v", err, r2)
+	} else if b, _ := json.Marshal(r2); !strings.Contains(string(b), `"result":1`) {
+		t.Errorf("other arguments: %s", b)
+	}
+	p.InputResponses, p.RequestState = answer, res.RequestState
+	res, err = cs.CallTool(ctx, p)
+	if err != nil || res.NeedsInput() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res)
+	if _, resp := asRun(t, b); string(resp.Result) != `"accept:Grace"` {
+		t.Errorf("retry: %s %+v", resp.Result, resp.diags())
 	}
 }
 

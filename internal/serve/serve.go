@@ -110,6 +110,9 @@ type Server struct {
 	// sealer protects the run state that input-required results carry
 	// through clients (package outer).
 	sealer *outer.Sealer
+	// held are the runs held while their 2026-07-28 client answers an
+	// upstream's question, by id (hold.go).
+	held sync.Map
 	// direct is set when servers are served as ordinary tools
 	// (classic.go): their tools exist only once the servers answered.
 	direct  bool
@@ -336,17 +339,28 @@ func (s *Server) track(h mcp.ToolHandler, surface string) mcp.ToolHandler {
 		// (approvals) goes through it, whichever surface runs the code,
 		// and so do its upstreams' own requests (forward.go).
 		ch := outer.New(req, &outer.Options{Sealer: s.sealer})
-		ctx = s.withForwarding(outer.With(ctx, ch), req)
-		ctx, progressed := s.withProgress(ctx, req)
-		defer progressed()
-		ctx, linkResults := s.results.forCall(ctx, req)
-		res, err := h(run.WithOrigin(run.WithLogAttrs(ctx, attrs...), o), req)
-		if ir, ok := ch.InputRequired(); ok && err == nil {
-			// The run waits for the client's answers: the call is
-			// answered with the questions (2026-07-28 protocol).
-			return ir, nil
+		if res, err, ok := s.resumeHeld(ctx, req, ch); ok {
+			// The client answers a held run's question (hold.go).
+			return res, err
 		}
-		return linkResults(res), err
+		exec := func(ctx context.Context) (*mcp.CallToolResult, error) {
+			ctx = s.withForwarding(outer.With(ctx, ch), req)
+			ctx, progressed := s.withProgress(ctx, req)
+			defer progressed()
+			ctx, linkResults := s.results.forCall(ctx, req)
+			res, err := h(run.WithOrigin(run.WithLogAttrs(ctx, attrs...), o), req)
+			if ir, ok := ch.InputRequired(); ok && err == nil {
+				// The run waits for the client's answers: the call is
+				// answered with the questions (2026-07-28 protocol).
+				return ir, nil
+			}
+			return linkResults(res), err
+		}
+		if s.canHold(req, ch) {
+			// Its upstreams' requests can reach a 2026-07-28 client.
+			return s.hold(ctx, req, ch, exec)
+		}
+		return exec(ctx)
 	}
 }
 
