@@ -80,7 +80,9 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 		// Elicitation, sampling and roots are passed on to the client of
 		// the run that asked (forward.go); the tasks extension is
 		// spoken (tasks.go).
-		Capabilities:                clientCapabilities(),
+		Capabilities: clientCapabilities(),
+		// Input-required results are answered by c.inputRounds.
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler:          c.handleElicit,
 		CreateMessageHandler:        c.handleSampling,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
@@ -91,6 +93,9 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 			}
 		},
 	})
+	// The loop first: the middleware added last runs first, and each
+	// round must be sent as taskParams made it.
+	c.client.AddSendingMiddleware(c.inputRounds)
 	c.client.AddSendingMiddleware(taskParams)
 	c.client.AddReceivingMiddleware(c.rootsMiddleware)
 	registerTaskMethods(c.client)

@@ -19,8 +19,8 @@ import (
 // Which call caused a request:
 //
 //   - a 2026-07-28 upstream asks in the call's own result (input required);
-//     the SDK answers it within the call, whose context names the
-//     forwarder (an inputRequests of a task, likewise);
+//     the connection's loop answers it within the call (rounds.go), whose
+//     context names the forwarder (an inputRequests of a task, likewise);
 //   - a 2025-11-25 task's requests carry the task's id (_meta
 //     io.modelcontextprotocol/related-task);
 //   - otherwise the request arrives on its own, and is the call's in
