@@ -56,7 +56,7 @@ func askerServer() *mcp.Server {
 
 // forwardGateway serves askerServer, its sessions on protocol (the
 // upstream's; "" for the latest).
-func forwardGateway(t *testing.T, protocol string) *serve.Server {
+func forwardGateway(t testing.TB, protocol string) *serve.Server {
 	t.Helper()
 	cfg := testutil.Config(config.Server{Name: "asker", Transport: config.Stdio, Command: "in-memory"})
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"asker": askerServer()}),
@@ -76,7 +76,7 @@ func connectLegacy(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions, roo
 }
 
 // connectProtocol connects a client speaking protocol with opts and roots.
-func connectProtocol(t *testing.T, srv *serve.Server, protocol string, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
+func connectProtocol(t testing.TB, srv *serve.Server, protocol string, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -272,5 +272,25 @@ func TestForwardingOutsideARun(t *testing.T) {
 	_, err := session.Elicit(ctx, &mcp.ElicitParams{Message: "hello?", RequestedSchema: map[string]any{"type": "object"}})
 	if err == nil || !strings.Contains(err.Error(), "no run is calling this server now") {
 		t.Errorf("elicitation outside a run: %v", err)
+	}
+}
+
+// BenchmarkCallRunTool is a codemode_run call of a script that makes no
+// tool call, from an in-process go-sdk client on each protocol: on
+// 2026-07-28 the call's run goes through hold.go (it may be held).
+func BenchmarkCallRunTool(b *testing.B) {
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(protocol, func(b *testing.B) {
+			srv := forwardGateway(b, protocol)
+			cs := connectProtocol(b, srv, protocol, nil)
+			ctx := context.Background()
+			p := &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": `globalThis.__codemode_result__ = 1;`}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
