@@ -559,6 +559,42 @@ func (a *analysis) findCalls() {
 	})
 }
 
+// usesImport reports whether the code names anything the import binds
+// (outside import declarations).
+func (a *analysis) usesImport(n *ast.ImportDeclaration) bool {
+	c := n.ImportClause
+	if c == nil {
+		return false
+	}
+	names := map[string]bool{}
+	if c.ImportedDefaultBinding != nil {
+		names[string(c.ImportedDefaultBinding.Name)] = true
+	}
+	if c.NameSpaceImport != nil {
+		names[string(c.NameSpaceImport.ImportedBinding)] = true
+	}
+	if c.NamedImports != nil {
+		for _, s := range c.NamedImports.ImportsList {
+			if s.Alias != "" {
+				names[string(s.Alias)] = true
+			} else {
+				names[string(s.IdentifierName)] = true
+			}
+		}
+	}
+	used := false
+	inspect(a.prog, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportDeclaration:
+			return false
+		case *ast.Identifier:
+			used = used || names[string(n.Name)]
+		}
+		return !used
+	})
+	return used
+}
+
 func isFunction(e ast.Expression) bool {
 	switch e.(type) {
 	case *ast.ArrowFunctionLiteral, *ast.FunctionLiteral:

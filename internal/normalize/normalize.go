@@ -24,6 +24,7 @@ package normalize
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/grafana/sobek/ast"
@@ -135,6 +136,10 @@ func Prepare(ctx context.Context, src string, opts *Options) *Prepared {
 			}
 		}
 	}
+	if t, d, fixed := unescapeBreaks(ctx, text, plain, diags, o.Mode == Body); fixed {
+		text, diags = t, d
+		p.info("", "the code had no line breaks but literal \\n sequences (escaped twice); they ran as line breaks", "send the code with real line breaks")
+	}
 	p.src, p.Code, p.Transpile = text, text, plain
 	p.plain = plain
 	ok := len(diags) == 0
@@ -157,6 +162,17 @@ func Prepare(ctx context.Context, src string, opts *Options) *Prepared {
 	}
 	a, _ := analyze(ctx, text, o.Lang, known...)
 	if a == nil {
+		if o.Mode == Body {
+			// Not statements: perhaps one expression that a statement
+			// cannot start with, such as an object literal ({a: 1} reads
+			// as a block).
+			expr := expressionOptions(o)
+			if _, d := transpile.Module(ctx, text, expr); len(d) == 0 {
+				p.Transpile, p.plain = expr, expr
+				p.info("", "the code is one expression that a statement cannot start with (an object literal reads as a block); its value is the result", "`return` the value: return { ... };")
+			}
+			return p
+		}
 		if o.Mode == Call && !ok {
 			// Not an expression, and not readable: report on it as a
 			// function body, the other form the surface takes.
@@ -229,6 +245,46 @@ func bodyOptions(o Options, finish string) *transpile.Options {
 		Suffix: "\n})()" + close + "; if (__codemode_value__ !== undefined) globalThis.__codemode_result__ = __codemode_value__;}\n"}
 }
 
+// expressionOptions runs code that is one expression as a function body's
+// return value.
+func expressionOptions(o Options) *transpile.Options {
+	open, close := "(", "\n)"
+	if o.Finish != "" {
+		open, close = o.Finish+"(await (", "\n), true)"
+	}
+	return &transpile.Options{Lang: o.Lang,
+		Prefix: o.Imports + o.Bind + "{const __codemode_value__ = await " + open,
+		Suffix: close + "; if (__codemode_value__ !== undefined) globalThis.__codemode_result__ = __codemode_value__;}\n"}
+}
+
+// unescapeBreaks repairs code sent escaped twice: no line break, but `\n`
+// sequences where the breaks were, which the parser refuses. It returns the
+// code with real line breaks if that reads, and its diagnostics as the
+// surface's form; fixed is false, and nothing is transpiled, for any other
+// code. diags are the form's diagnostics for text, unless body is set: then
+// the form was not tried yet.
+func unescapeBreaks(ctx context.Context, text string, form *transpile.Options, diags []diag.Diagnostic, body bool) (string, []diag.Diagnostic, bool) {
+	if strings.ContainsAny(text, "\n\r\u2028\u2029") || !strings.Contains(text, `\n`) {
+		return text, diags, false
+	}
+	tried := diags
+	if body {
+		_, tried = transpile.Module(ctx, text, form)
+	}
+	if !isSyntax(tried) || onlyTopLevelReturns(tried) {
+		return text, diags, false
+	}
+	t := strings.NewReplacer(`\r\n`, "\n", `\n`, "\n", `\t`, "\t").Replace(text)
+	_, d := transpile.Module(ctx, t, form)
+	if isSyntax(d) && !onlyTopLevelReturns(d) {
+		return text, diags, false
+	}
+	if body {
+		d = nil // a body is read again whatever happens
+	}
+	return t, d, true
+}
+
 // info records a change.
 func (p *Prepared) info(path, msg, hint string) {
 	p.Info = append(p.Info, diag.Diagnostic{Severity: diag.SeverityInfo, Code: diag.Normalized, Message: msg, Hint: hint, Path: path})
@@ -258,9 +314,17 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 			lone = real[0]
 		}
 	}
+	// An entry function, on the function-body surfaces: the code only
+	// declares things, and one of the functions it declares is never called
+	// (pctx's `async function run()` beside its helpers and constants). A
+	// module keeps its semantics: NO_RESULT says to call it.
+	entry := -1
+	if body && lone < 0 && !a.ret && dflt < 0 && !(o.Mode == Call && o.FunctionOnly) {
+		entry = entryFunction(a, real)
+	}
 	useDefault := dflt >= 0 && !(o.Mode == Module && !body && a.sets)
 	if o.Mode == Module && !body && a.sets {
-		lone = -1 // the script sets its result itself
+		lone, entry = -1, -1 // the script sets its result itself
 	}
 
 	if o.Mode == Call && o.FunctionOnly && lone < 0 {
@@ -275,6 +339,14 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 		for _, st := range a.top {
 			switch st.kind {
 			case kImport:
+				if spec := importSpecifier(st.node.(*ast.ImportDeclaration)); !strings.HasPrefix(spec, "@codemode/") && !a.usesImport(st.node.(*ast.ImportDeclaration)) {
+					// Bifrost dropped imports; code written for it imports
+					// what it never uses. What it does use fails below, with
+					// the module's name.
+					ed = append(ed, edit{st.start, st.end - st.start, strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
+					p.info(a.origin(st.at), "an import of "+strconv.Quote(spec)+" was dropped: only @codemode/* modules exist, and the code uses nothing it imports", "leave it out")
+					continue
+				}
 				gen := dynamicImport(st.node.(*ast.ImportDeclaration))
 				ed = append(ed, edit{st.start, st.end - st.start, gen + strings.Repeat("\n", strings.Count(a.js[st.start:st.end], "\n"))})
 				hint := "write " + gen
@@ -305,6 +377,12 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 			name := p.bindDefault(a, st, &ed)
 			ed = append(ed, edit{len(a.js), 0, "\n;return await (async (d) => typeof d === \"function\" && d.length === 0 ? await d() : d)(" + name + ");"})
 			p.info(a.origin(st.at), "the default export's value is the result (called, as it takes no parameters)", canonical)
+		case entry >= 0:
+			st := a.top[entry]
+			// Called after everything else is declared, as pctx does.
+			ed = append(ed, edit{len(a.js), 0, "\n;return await " + st.name + "();"})
+			p.lone = st.name
+			p.info(a.origin(st.at), "the code declares the function "+st.name+" and never calls it; it was called last and its return value is the result", p.loneHint(st))
 		case lone >= 0:
 			st := a.top[lone]
 			ed = append(ed, edit{st.at, 0, "return "})
@@ -331,7 +409,7 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 				p.info(a.origin(a.tail[0]), "the value of the last expression is the result when no return runs before it", "end with `return <value>`")
 			}
 		}
-		substantive = substantive || useDefault || lone >= 0 || len(a.tail) > 0
+		substantive = substantive || useDefault || lone >= 0 || entry >= 0 || len(a.tail) > 0
 		if !substantive && plainOK && o.Mode != Module {
 			return // plain code runs as it is
 		}
@@ -362,6 +440,41 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 		p.info(a.origin(st.at), "the script only defines a function; it was called and its return value is the result", p.loneHint(st))
 		p.finishModule(a, ed, name, call)
 	}
+}
+
+// entryNames are the names an entry function goes by, most likely first,
+// when a script declares several functions it never calls.
+var entryNames = []string{"run", "main"}
+
+// entryFunction returns the index in a.top of the function a script that
+// only declares things means to run: the one function declaration never
+// named again, or, of several, the one called run or main. -1 if there is
+// none, or if a statement other than a declaration does something.
+func entryFunction(a *analysis, real []int) int {
+	var uncalled []int
+	for _, i := range real {
+		st := a.top[i]
+		switch st.kind {
+		case kFunc:
+			if st.name != "" && a.refs[st.name] <= 1 && st.params == 0 {
+				uncalled = append(uncalled, i)
+			}
+		case kVar, kClass, kExport:
+		default:
+			return -1
+		}
+	}
+	if len(uncalled) == 1 {
+		return uncalled[0]
+	}
+	for _, name := range entryNames {
+		for _, i := range uncalled {
+			if a.top[i].name == name {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // finishModule ends a module with the call that makes its default value the
@@ -539,6 +652,11 @@ func (p *Prepared) NoResult(ctx context.Context, result json.RawMessage, diags [
 			"export a function without parameters that returns the value: export default async () => { ...; return value; }")
 	case p.lone != "":
 		st := a.top[p.statements(a)[0]]
+		for _, s := range a.top {
+			if s.kind == kFunc && s.name == p.lone {
+				st = s
+			}
+		}
 		return warn(st.at, "the function ran but returned nothing (undefined)", "end the function with `return <value>`")
 	}
 	real := p.statements(a)

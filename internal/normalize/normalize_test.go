@@ -88,6 +88,16 @@ func TestShapes(t *testing.T) {
 		{"lone arrow module", Module, "async () => {\n  return 42;\n};", "42", "only defines a function"},
 		{"lone declaration module", Module, "async function run() {\n  return 42;\n}", "42", "await run()"},
 		{"fenced module", Module, "```js\nglobalThis.__codemode_result__ = 42;\n```", "42", "markdown fence"},
+		// pctx: the code declares run beside helpers and constants.
+		{"entry function with helpers", Body, "const N = [20, 22];\nfunction sum(xs) { return xs.reduce((a, b) => a + b, 0); }\nasync function run() {\n  return sum(N);\n}", "42", "never calls it"},
+		{"entry function named run among several", Body, "async function helper() { return 41; }\nasync function run() { return 1; }\nasync function main() { return 2; }", "1", "declares the function run"},
+		{"entry function on a call surface", Call, "const x = 41;\nasync function run() {\n  return x + 1;\n}", "42", "never calls it"},
+		// Bifrost: an object literal as the whole code, imports of modules
+		// that do not exist and that the code never uses, escapes twice.
+		{"object literal body", Body, "{a: 40, b: 2}", `{"a":40,"b":2}`, "object literal"},
+		{"unused import dropped", Body, "import { something } from \"module\"; 40 + 2", "42", "was dropped"},
+		{"unused imports and export", Body, "import a from \"a\"; import b from \"b\"; export const c = 1; 40 + 2", "42", "was dropped"},
+		{"literal line breaks", Body, `const x = 40;\nreturn x + 2;`, "42", "literal \\n"},
 		{"async generator", Body, "async function* g() { yield 40; yield 2; }\nlet s = 0;\nfor await (const x of g()) s += x;\ns", "42", "last expression"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -206,7 +216,7 @@ func TestNoResult(t *testing.T) {
 // The dynamic import equivalent to each form of import declaration.
 func TestDynamicImport(t *testing.T) {
 	for src, want := range map[string]string{
-		`import "m"; x()`:                       `await import("m");`,
+		`import "@codemode/m"; x()`:             `await import("@codemode/m");`,
 		`import d from "m"; d()`:                `const { default: d } = await import("m");`,
 		`import * as ns from "m"; ns.f()`:       `const ns = await import("m");`,
 		`import { a, b as c } from "m"; a(c)`:   `const { a, b: c } = await import("m");`,
