@@ -87,6 +87,15 @@ type thoughtInput struct {
 	AssumptionChange  *assumptionChange `json:"assumptionChange,omitempty" jsonschema:"assumption_update: how an assumption changed"`
 	ContextData       *contextData      `json:"contextData,omitempty" jsonschema:"context_snapshot: the working context"`
 	ProgressData      *progressData     `json:"progressData,omitempty" jsonschema:"progress: a task's status"`
+	// Fields of Thoughtbox's own thought tool that scripts written for it
+	// pass (its test suite passes totalThoughts and verbose on every call).
+	TotalThoughts     int    `json:"totalThoughts,omitempty" jsonschema:"your estimate of how many thoughts this takes (kept with the thought)"`
+	NeedsMoreThoughts bool   `json:"needsMoreThoughts,omitempty" jsonschema:"the estimate was too low (kept with the thought)"`
+	AgentID           string `json:"agentId,omitempty" jsonschema:"the agent writing the thought (kept with it)"`
+	AgentName         string `json:"agentName,omitempty" jsonschema:"the agent's display name (kept with the thought)"`
+	ThoughtNumber     int    `json:"thoughtNumber,omitempty" jsonschema:"accepted and ignored: thoughts are numbered in the order they are recorded"`
+	Verbose           bool   `json:"verbose,omitempty" jsonschema:"accepted; the whole stored thought is always returned"`
+	IncludeGuide      bool   `json:"includeGuide,omitempty" jsonschema:"accepted and ignored"`
 }
 
 type sessionListInput struct {

@@ -345,6 +345,18 @@ func payloadFor(in *thoughtInput) (json.RawMessage, error) {
 			p[k] = v
 		}
 	}
+	if in.TotalThoughts > 0 {
+		p["totalThoughts"] = in.TotalThoughts
+	}
+	if in.NeedsMoreThoughts {
+		p["needsMoreThoughts"] = true
+	}
+	if in.AgentID != "" {
+		p["agentId"] = in.AgentID
+	}
+	if in.AgentName != "" {
+		p["agentName"] = in.AgentName
+	}
 	if len(p) == 0 {
 		return nil, nil
 	}
@@ -481,7 +493,9 @@ func (s *server) sessionList(ctx context.Context, c builtin.Caller, args json.Ra
 	for i, ses := range list {
 		out[i] = sessionOut(ses)
 	}
-	return map[string]any{"sessions": out, "total": total, "limit": in.Limit, "offset": max(0, in.Offset)}, nil
+	// count and hasMore are the names Thoughtbox's own list gives.
+	return map[string]any{"sessions": out, "total": total, "count": len(out), "hasMore": max(0, in.Offset)+len(out) < total,
+		"limit": in.Limit, "offset": max(0, in.Offset)}, nil
 }
 
 func needSession(id string) error {
@@ -508,15 +522,24 @@ func (s *server) sessionGet(ctx context.Context, c builtin.Caller, args json.Raw
 	return sessionWithThoughts(ses, ths), nil
 }
 
+// sessionWithThoughts is a session's fields with its thoughts, also in the
+// shape of Thoughtbox's own session get: the session under "session" and
+// the branches' thoughts by branch id under "branches".
 func sessionWithThoughts(ses store.Session, ths []store.Thought) map[string]any {
 	out := map[string]any{}
 	b, _ := json.Marshal(sessionOut(ses))
 	json.Unmarshal(b, &out)
 	list := make([]map[string]any, len(ths))
+	branches := map[string][]map[string]any{}
 	for i, t := range ths {
 		list[i] = thoughtOut(t)
+		if t.BranchID != "" {
+			branches[t.BranchID] = append(branches[t.BranchID], list[i])
+		}
 	}
 	out["thoughts"] = list
+	out["session"] = sessionOut(ses)
+	out["branches"] = branches
 	return out
 }
 
@@ -667,7 +690,7 @@ func (s *server) extractLearnings(ctx context.Context, c builtin.Caller, args js
 func entityOut(e store.Entity) map[string]any {
 	var props any = map[string]any{}
 	json.Unmarshal(e.Properties, &props)
-	return map[string]any{"id": e.ID, "name": e.Name, "type": e.Type, "label": e.Label, "properties": props,
+	return map[string]any{"id": e.ID, "entity_id": e.ID, "name": e.Name, "type": e.Type, "label": e.Label, "properties": props,
 		"visibility": e.Visibility, "created_at": stamp(e.CreatedAt), "updated_at": stamp(e.UpdatedAt)}
 }
 
