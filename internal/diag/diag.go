@@ -79,6 +79,10 @@ const (
 	// response carries a preview of it and the whole result is a
 	// resource the client can read (a warning naming it).
 	ResultTruncated Code = "RESULT_TRUNCATED"
+	// UnawaitedPromise: the result holds a Promise (which JSON makes {}) or
+	// the text "[object Promise]": a tool call whose value was used
+	// without await (a warning).
+	UnawaitedPromise Code = "UNAWAITED_PROMISE"
 )
 
 // Diagnostic is one entry of the response's `diagnostics` (§3.3.3).

@@ -1403,10 +1403,41 @@
     try {
       const s = stringify(v);
       if (s === undefined) return "Ethe result has no JSON form";
+      notePromises(v);
       return "J" + s;
     } catch (e) {
       H.thrown(e);
       return "Tthe result is not JSON-serialisable";
+    }
+  }
+
+  // notePromises tells the host (note "promise") when the result, or one of
+  // its own data properties or first elements, is a Promise, which JSON
+  // makes {}, or a string holding "[object Promise]": a tool call whose
+  // value was used without await (UTCP's tools return values, ours
+  // promises). Only data properties are read: no getter or toJSON runs
+  // again.
+  const stringIncludes = String.prototype.includes;
+  function notePromises(v) {
+    const bad = (x) => isA(x, PromiseC) ? "is a Promise" :
+      typeof x === "string" && apply(stringIncludes, x, ["[object Promise]"]) ? 'holds the text "[object Promise]"' : "";
+    let why = bad(v);
+    if (why !== "") {
+      H.note("promise", "the result " + why);
+      return;
+    }
+    if (v === null || typeof v !== "object" || isA(v, PromiseC)) return;
+    const ks = ownKeys(v);
+    for (let i = 0; i < ks.length && i < 1000; i++) {
+      const k = ks[i];
+      if (typeof k !== "string") continue;
+      const d = getOwnPropertyDescriptor(v, k);
+      if (d === undefined || !("value" in d) || !d.enumerable) continue;
+      why = bad(d.value);
+      if (why !== "") {
+        H.note("promise", (ArrayIsArray(v) ? "result[" + k + "]" : "result." + k) + " " + why);
+        return;
+      }
     }
   }
 
