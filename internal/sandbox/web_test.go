@@ -155,3 +155,38 @@ globalThis.__codemode_result__ = { before, t, after, assigned, viaError };`, nil
 	wantResult(t, res, `{"before":["function",false,true,false],"t":"function","after":["undefined",false,true,true],
 "assigned":[5,["undefined",false,true,true]],"viaError":[true,["undefined",false,true,true]]}`)
 }
+
+// A Promise in the result (JSON makes it {}) or its text ("[object
+// Promise]") is a value used without await: the run warns, once, naming
+// where it is; a result without one has no warning, and no getter of the
+// result runs twice.
+func TestPromiseInResultWarns(t *testing.T) {
+	for _, c := range []struct{ code, where string }{
+		{`globalThis.__codemode_result__ = { a: 1, b: Promise.resolve(2) };`, "result.b is a Promise"},
+		{`globalThis.__codemode_result__ = [1, Promise.resolve(2)];`, "result[1] is a Promise"},
+		{"const p = Promise.resolve(2); globalThis.__codemode_result__ = { text: `got ${p}` };", `result.text holds the text "[object Promise]"`},
+		{`globalThis.__codemode_result__ = String(Promise.resolve(1));`, `the result holds the text "[object Promise]"`},
+		{`globalThis.__codemode_result__ = { ok: true, list: [1, "two"] };`, ""},
+		{`let n = 0; globalThis.__codemode_result__ = { get x() { n++; return n; } };`, ""},
+	} {
+		res := runJS(t, context.Background(), c.code, nil)
+		var warned []diag.Diagnostic
+		for _, d := range res.Diagnostics {
+			if d.Code == diag.UnawaitedPromise {
+				warned = append(warned, d)
+			}
+		}
+		if c.where == "" {
+			if len(warned) > 0 || len(res.Diagnostics) > 0 {
+				t.Errorf("%s: %s", c.code, diagString(res))
+			}
+			continue
+		}
+		if len(warned) != 1 || warned[0].Severity != diag.SeverityWarning || !strings.HasPrefix(warned[0].Message, c.where) || !strings.Contains(warned[0].Hint, "await") {
+			t.Errorf("%s: %s", c.code, diagString(res))
+		}
+	}
+	// The getter ran once (by JSON.stringify), not again for the check.
+	res := runJS(t, context.Background(), `let n = 0; globalThis.__codemode_result__ = { get x() { n++; return n; } };`, nil)
+	wantResult(t, res, `{"x":1}`)
+}
