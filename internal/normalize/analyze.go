@@ -552,6 +552,19 @@ func (a *analysis) findCalls() {
 						Line: a.originLine(int(d.Identifier.Idx) - 1)})
 				}
 			}
+			// server["tool-name"](...): the MCP tool's own name, as some
+			// agents are told to write names that are no identifiers.
+			if b, ok := callee.(*ast.BracketExpression); ok {
+				left := b.Left
+				if o, ok := left.(*ast.Optional); ok {
+					left = o.Expression
+				}
+				id, ok1 := left.(*ast.Identifier)
+				lit, ok2 := b.Member.(*ast.StringLiteral)
+				if ok1 && ok2 {
+					a.call = append(a.call, call{Object: string(id.Name), Member: string(lit.Value), Line: a.originLine(int(lit.Idx) - 1)})
+				}
+			}
 		case *ast.Identifier:
 			a.refs[string(n.Name)]++
 		}

@@ -109,6 +109,16 @@ func ClosestHint(name string, known []string, what string) string {
 var nodeNames = map[string]bool{"require": true, "fs": true, "path": true, "process": true, "__dirname": true,
 	"__filename": true, "Buffer": true, "module": true, "exports": true, "child_process": true, "os": true}
 
+// absentNames are browser globals agents reach for that the sandbox does not
+// have (§3.2.1), and why; the hint then names the servers, through whose
+// MCP tools the outside world is reached.
+var absentNames = map[string]string{
+	"fetch": "the sandbox has no network access; use the MCP tools of the connected servers instead", "XMLHttpRequest": "the sandbox has no network access; use the MCP tools of the connected servers instead",
+	"WebSocket": "the sandbox has no network access; use the MCP tools of the connected servers instead", "axios": "the sandbox has no network access or npm packages; use the MCP tools of the connected servers instead",
+	"window": "there is no browser (globalThis is the global object); the outside world is reached through the MCP tools of the connected servers", "document": "there is no browser or DOM; the outside world is reached through the MCP tools of the connected servers",
+	"localStorage": "there is no browser storage; state lasts between runs only in a server (the built-in store server, if configured)",
+}
+
 // toolClasses are the error classes of a failed tool call.
 var toolClasses = map[diag.Class]bool{diag.ToolCallError: true, diag.SchemaValidationError: true, diag.ToolNotFoundError: true,
 	diag.ServerNotFoundError: true, diag.AuthenticationError: true}
@@ -128,6 +138,10 @@ func (v *View) betterHint(ctx context.Context, d diag.Diagnostic, prep *normaliz
 		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "ReferenceError: '"), "'")
 		if nodeNames[name] {
 			d.Hint = name + " is Node.js; the sandbox has no file system or Node modules. " + v.serverFor(name)
+		} else if why, ok := absentNames[name]; ok {
+			d.Hint = name + " is not available: " + why + "; " + v.serverFor(name)
+		} else if name == "setInterval" {
+			d.Hint = "setInterval is not available (polling loops are discouraged); repeat in a loop that waits: while (!done) { ...; await new Promise((r) => setTimeout(r, ms)); }"
 		}
 	case (d.Code == diag.ImportFailure || d.Code == diag.UncaughtException) && strings.Contains(msg, "module") &&
 		(strings.Contains(msg, `"./`) || strings.Contains(msg, `"../`) || strings.Contains(msg, `'./`) || strings.Contains(msg, `'../`)):

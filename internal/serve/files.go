@@ -176,36 +176,9 @@ func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in r
 func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	// Bifrost's form: a function body that returns its result.
 	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{globalsModule}, Modules: f.modules, LimitParams: fixedLimits})
-	f.hintServerKeys(resp)
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body, Imports: interfacesImport(in.Code)}, Prelude: []string{globalsModule}, Modules: f.s.globalsModules, Ops: f.s.interfacesOps, LimitParams: fixedLimits})
+	f.s.hintServerKeys(ctx, resp, "listToolFiles shows their declarations")
 	f.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }
 
-// modules serves the server globals of executeToolCode.
-func (f filesSurface) modules(ctx context.Context, v *run.View, spec string) (string, bool) {
-	if spec == globalsModule {
-		return f.s.globalsSource(ctx, v), true
-	}
-	return "", false
-}
-
-// hintServerKeys turns "x is not defined" into a hint listing the server
-// objects that do exist, since a wrong server name is the usual cause.
-func (f filesSurface) hintServerKeys(resp *run.Response) {
-	for i, d := range resp.Diagnostics {
-		if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") ||
-			strings.Contains(d.Hint, "@codemode/servers/") { // the run named the server module already (fs, require)
-			continue
-		}
-		servers, _ := f.s.cat.View().All(context.Background())
-		keys := make([]string, len(servers))
-		for j, srv := range servers {
-			keys[j] = typegen.GlobalName(srv.ID)
-		}
-		resp.Diagnostics[i].Hint = "use one of the server objects: " + strings.Join(keys, ", ") + " (listToolFiles shows their declarations)"
-		if len(keys) == 0 {
-			resp.Diagnostics[i].Hint = "no MCP server is connected, so there are no server objects"
-		}
-	}
-}

@@ -51,7 +51,7 @@ func (se searchExecuteSurface) Tools(servers []*catalog.Server) []Tool {
 			Name:  "search",
 			Title: "Search the tool catalog with code",
 			Description: `Run an async arrow function that receives the catalog and returns what it likes, e.g. async (catalog) => ` + searchExample + `.
-catalog = {servers: [{serverId, serverName, version?, description?}], operations: {[serverId]: {[exportName]: {toolName, description, inputSchema, outputSchema?, annotations?}}}, prompts, resources, resourceTemplates: {[serverId]: [...]}}. Read-only, 10 s timeout. Servers: ` + orNone(serverIDs(servers)) + ".",
+catalog = {servers: [{serverId, serverName, version?, description?}], operations: {[serverId]: {[exportName]: {toolName, description, inputSchema, outputSchema?, annotations?}}}, prompts, resources, resourceTemplates: {[serverId]: [...]}}, also as spec; spec.paths["/<serverId>/<exportName>"].post is each operation in OpenAPI form. Read-only, 10 s timeout. Servers: ` + orNone(serverIDs(servers)) + ".",
 			Annotations: &mcp.ToolAnnotations{Title: "Search", ReadOnlyHint: true},
 		}, se.search),
 		executeInput.tool(&mcp.Tool{
@@ -122,24 +122,18 @@ func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolReque
 	// An arrow function to call, the surface's documented form, or a
 	// function body (see normalize.Call).
 	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{globalsModule}, Modules: se.executeModules, LimitParams: fixedLimits})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Imports: interfacesImport(in.Code)}, Prelude: []string{globalsModule}, Modules: se.s.globalsModules, Ops: se.s.interfacesOps, LimitParams: fixedLimits})
+	se.s.hintServerKeys(ctx, resp, "search shows their operations")
 	se.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }
 
-// searchModules serves search's module, the catalog, and executeModules
-// execute's, the server globals: each tool's runs reach their own module
+// searchModules serves search's module, the catalog (execute's are the
+// server globals, globalsModules): each tool's runs reach their own module
 // and host operations only (execute has no use for the catalog, whose
 // building asks every server for its resources and prompts).
 func (se searchExecuteSurface) searchModules(_ context.Context, _ *run.View, spec string) (string, bool) {
 	return catalogSource, spec == catalogModule
-}
-
-func (se searchExecuteSurface) executeModules(ctx context.Context, v *run.View, spec string) (string, bool) {
-	if spec == globalsModule {
-		return se.s.globalsSource(ctx, v), true
-	}
-	return "", false
 }
 
 // catalogOps serves the catalog module's host operation for one run.
@@ -172,7 +166,8 @@ func (se searchExecuteSurface) catalogOps() func(context.Context, *run.View, str
 // catalogSource is search's module: the catalog as data, and search(),
 // which calls the agent's function with it.
 const catalogSource = `import { call, classes } from "@codemode/internal";
-export const catalog = () => call("surface.catalog", []);
+export const catalog = async () => withPaths(await call("surface.catalog", []));
+` + openAPIPathsSource + `
 export async function search(f, data) {
   if (typeof f !== "function") {
     throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
@@ -181,6 +176,42 @@ export async function search(f, data) {
   return await f(data);
 }
 `
+
+// openAPIPathsSource gives the catalog a `paths` property, read only and
+// built when first read: the operations in the form of an OpenAPI
+// document's paths, which is what Cloudflare's API server hands its search
+// code as spec.paths. Each tool is a POST at /<serverId>/<exportName>,
+// tagged with its server id; its input schema is the request body (and its
+// properties the parameters), its output schema the 200 response's.
+// Non-enumerable: Object.keys(catalog) lists the catalog's own data.
+const openAPIPathsSource = `function withPaths(c) {
+  let paths;
+  Object.defineProperty(c, "paths", { enumerable: false, configurable: false, get() {
+    if (paths !== undefined) return paths;
+    paths = {};
+    for (const [serverId, ops] of Object.entries(c.operations ?? {})) {
+      for (const [name, op] of Object.entries(ops)) {
+        const input = op.inputSchema ?? { type: "object" };
+        const required = Array.isArray(input.required) ? input.required : [];
+        const parameters = Object.entries(input.properties ?? {}).map(([p, schema]) => ({
+          name: p, in: "body", required: required.includes(p), description: schema?.description, schema }));
+        const description = op.description ?? "";
+        paths["/" + serverId + "/" + name] = { post: {
+          operationId: serverId + "." + name,
+          summary: description.split("\n")[0].split(/(?<=\.)\s/)[0],
+          description,
+          tags: [serverId],
+          parameters,
+          requestBody: { required: true, content: { "application/json": { schema: input } } },
+          responses: { "200": { description: "the tool's result", content: { "application/json": { schema: op.outputSchema ?? {} } } } },
+          "x-codemode": { serverId, exportName: name, toolName: op.toolName, call: serverId + "." + name + "(input)" },
+        } };
+      }
+    }
+    return paths;
+  } });
+  return c;
+}`
 
 type operation struct {
 	ToolName     string `json:"toolName"`

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -160,7 +161,7 @@ const globalsModule = "@codemode/surface/globals"
 func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
 	servers, failed := s.reachable(ctx, v.Catalog())
 	var b strings.Builder
-	b.WriteString(`import { bindTools, freeze } from "@codemode/internal";
+	b.WriteString(`import { bindTools, freeze, call } from "@codemode/internal";
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
 // route binds a name the way a server module binds a tool, through the same
 // host operation: a name that is no tool throws ToolNotFoundError listing
@@ -185,8 +186,55 @@ const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
 			fmt.Fprintf(&b, "define(%q, unreachable(%q));\n", typegen.GlobalName(id), run.ToolOp(id, ""))
 		}
 	}
+	ids := map[string]string{}
+	for _, id := range v.Catalog().IDs() {
+		ids[typegen.GlobalName(id)] = id
+	}
+	if _, taken := ids["codemode"]; !taken {
+		j, _ := json.Marshal(ids)
+		fmt.Fprintf(&b, "const ids = %s;\n%s", j, codemodeObjectSource)
+	}
 	return b.String()
 }
+
+// codemodeObjectSource defines the global `codemode` of Cloudflare's
+// codemode SDK, discovery inside the sandbox: codemode.search(query) ranks
+// the tools ({results: [{path: "server.tool", kind, score, description}],
+// total, truncated}) and codemode.describe("server.tool" or "server")
+// gives one's declarations ({path, kind, description, types}). Both lean on
+// @codemode/discovery and the declarations, loaded when first called: a
+// run that never calls them pays for neither. ids maps each server
+// global's name to its server id.
+const codemodeObjectSource = `const globalOf = (id) => Object.keys(ids).find((g) => ids[g] === id) ?? id;
+let decls;
+const declarations = async () => decls ??= await call("` + interfacesOp + `", []);
+define("codemode", freeze({
+  async search(query, options) {
+    const { searchTools } = await import("@codemode/discovery");
+    const limit = Math.min(Math.max(Number(options?.limit) || 50, 1), 100);
+    const r = await searchTools(String(query ?? ""), { detail: "description", limit });
+    const results = r.results.map((t, i) => ({ path: globalOf(t.serverId) + "." + t.exportName, kind: "method", score: r.results.length - i, description: t.description ?? "" }));
+    return { results, total: results.length, truncated: results.length === limit };
+  },
+  async describe(target) {
+    const path = String(target ?? "");
+    const dot = path.indexOf(".");
+    const server = dot < 0 ? path : path.slice(0, dot);
+    const id = ids[server] ?? server;
+    const { all, tools } = await declarations();
+    const discovery = await import("@codemode/discovery");
+    if (dot < 0) {
+      const d = await discovery.describeServer(id);
+      const head = "/** namespace " + globalOf(id) + ":";
+      const from = all.indexOf(head);
+      const to = from < 0 ? -1 : all.indexOf("/** namespace ", from + head.length);
+      return { path: globalOf(id), kind: "connector", description: d.description ?? d.serverName ?? "", types: from < 0 ? "" : all.slice(from, to < 0 ? undefined : to).trim() };
+    }
+    const t = await discovery.getTool(id, path.slice(dot + 1));
+    return { path: globalOf(id) + "." + t.exportName, kind: "method", description: t.description ?? "", types: tools[globalOf(id) + "." + t.exportName] ?? "" };
+  },
+}));
+`
 
 // reachable returns the servers a run can use, in configuration order, and
 // why the others cannot be used. The servers come from the run's view, so
@@ -232,19 +280,63 @@ func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
 				continue
 			}
 			tools := make([]string, 0, len(srv.Tools))
-			known := false
+			known, byName := false, ""
 			for _, t := range srv.Tools {
 				tools = append(tools, t.ExportName)
 				known = known || t.ExportName == c.Member
+				if t.Name == c.Member {
+					byName = t.ExportName
+				}
 			}
 			if known {
 				continue
 			}
+			member := c.Object + "." + c.Member
+			if strings.IndexFunc(c.Member, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '$' }) >= 0 {
+				member = c.Object + "[" + strconv.Quote(c.Member) + "]"
+			}
 			resp.Diagnostics[i].ErrorClass = diag.ToolNotFoundError
-			resp.Diagnostics[i].Message = fmt.Sprintf("Uncaught ToolNotFoundError: %s.%s is not a tool of server %q (%s)", c.Object, c.Member, srv.ID,
+			resp.Diagnostics[i].Message = fmt.Sprintf("Uncaught ToolNotFoundError: %s is not a tool of server %q (%s)", member, srv.ID,
 				strings.TrimPrefix(run.ClosestHint(c.Member, tools, "tools"), "available "))
 			resp.Diagnostics[i].Hint = "call one of the server's tools: " + run.ClosestHint(c.Member, tools, "tools")
+			if byName != "" {
+				// The MCP tool's own name: its function has a name that is
+				// an identifier.
+				resp.Diagnostics[i].Hint = fmt.Sprintf("the tool %q is called as %s.%s(...): a tool's function is named by its name with characters illegal in identifiers replaced by _", c.Member, c.Object, byName)
+			}
 			break
+		}
+	}
+}
+
+// hintServerKeys turns "x is not defined", for an x whose methods the
+// code calls, into a hint listing the server objects that do exist, since
+// a wrong server name is the usual cause (a name the run explained
+// already, fs or fetch, keeps its hint); where says where their tools are
+// listed.
+func (s *Server) hintServerKeys(ctx context.Context, resp *run.Response, where string) {
+	for i, d := range resp.Diagnostics {
+		if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") ||
+			strings.Contains(d.Hint, "@codemode/servers/") || strings.Contains(d.Hint, " is not available") {
+			continue
+		}
+		name, _, _ := strings.Cut(d.Message[strings.Index(d.Message, "ReferenceError")+len("ReferenceError: "):], " is not defined")
+		name = strings.Trim(name, "'")
+		called := false
+		for _, c := range resp.Calls(ctx) {
+			called = called || c.Object == name
+		}
+		if !called {
+			continue
+		}
+		servers, _ := s.cat.View().All(context.Background())
+		keys := make([]string, len(servers))
+		for j, srv := range servers {
+			keys[j] = typegen.GlobalName(srv.ID)
+		}
+		resp.Diagnostics[i].Hint = "use one of the server objects: " + strings.Join(keys, ", ") + " (" + where + ")"
+		if len(keys) == 0 {
+			resp.Diagnostics[i].Hint = "no MCP server is connected, so there are no server objects"
 		}
 	}
 }
@@ -261,4 +353,74 @@ func pathLine(p string) int {
 	}
 	n, _ := strconv.Atoi(p[j+1 : i])
 	return n
+}
+
+// UTCP code-mode's introspection globals, on the surfaces with server
+// globals: __interfaces, every server's declarations as one string, and
+// __getToolInterface("server.tool"), one tool's (null for an unknown one).
+// Both are synchronous in UTCP, so the module fetches the declarations
+// with a top-level await, and the agent's module imports it (a prelude
+// module would not be waited for) only when its code names them
+// (interfacesImport): the other runs pay nothing.
+const (
+	interfacesModule = "@codemode/surface/interfaces"
+	interfacesOp     = "surface.interfaces"
+)
+
+const interfacesSource = `import { call, freeze } from "@codemode/internal";
+const { all, tools } = await call("` + interfacesOp + `", []);
+const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
+define("__interfaces", all);
+define("__getToolInterface", freeze((name) => Object.hasOwn(tools, String(name)) ? tools[String(name)] : null));
+`
+
+// interfacesImport is the import a run with server globals puts before
+// the agent's code: UTCP's introspection globals if the code names them.
+func interfacesImport(code string) string {
+	if strings.Contains(code, "__interfaces") || strings.Contains(code, "__getToolInterface") {
+		return fmt.Sprintf("import %q;", interfacesModule)
+	}
+	return ""
+}
+
+// globalsModules serves the server globals and the introspection module.
+func (s *Server) globalsModules(ctx context.Context, v *run.View, spec string) (string, bool) {
+	switch spec {
+	case globalsModule:
+		return s.globalsSource(ctx, v), true
+	case interfacesModule:
+		return interfacesSource, true
+	}
+	return "", false
+}
+
+// interfacesOps serves the introspection module's declarations: each
+// reachable server's, in the files surface's global form, headed by a line
+// naming it as UTCP's namespaces are named, and each tool's by
+// "<global>.<exportName>" and "<global>.<toolName>".
+func (s *Server) interfacesOps(ctx context.Context, v *run.View, op string, _ json.RawMessage) (json.RawMessage, error, bool) {
+	if op != interfacesOp {
+		return nil, nil, false
+	}
+	servers, _ := s.reachable(ctx, v.Catalog())
+	var all strings.Builder
+	tools := map[string]string{}
+	for _, srv := range servers {
+		g := typegen.GlobalName(srv.ID)
+		fmt.Fprintf(&all, "/** namespace %s: the tools of server %q, called as await %s.<tool>(input) */\n", g, srv.ID, g)
+		all.WriteString(strings.TrimRight(s.decls.get(srv, globalForm).text, "\n") + "\n\n")
+		ts := Declarations(srv)
+		decls := typegen.ToolDecls(ts, nil)
+		for i, t := range ts.Tools {
+			if i < len(decls) {
+				tools[g+"."+t.ExportName] = decls[i]
+				tools[g+"."+t.Name] = decls[i]
+			}
+		}
+	}
+	b, err := json.Marshal(map[string]any{"all": all.String(), "tools": tools})
+	if err != nil {
+		return nil, &diag.Error{Class: diag.CodemodeError, Message: "the declarations could not be encoded: " + err.Error()}, true
+	}
+	return b, nil, true
 }
