@@ -87,7 +87,8 @@ type stmt struct {
 	params     int      // kFunc: number of parameters
 }
 
-// call is a call obj.member(...) in the code.
+// call is a call obj.member(...) in the code (obj a name, or a dotted path
+// of names: a.b.member(...)).
 type call struct {
 	Object, Member string
 	Line           int // in the agent's source, 0 if unknown
@@ -547,8 +548,8 @@ func (a *analysis) findCalls() {
 				if o, ok := left.(*ast.Optional); ok {
 					left = o.Expression
 				}
-				if id, ok := left.(*ast.Identifier); ok {
-					a.call = append(a.call, call{Object: string(id.Name), Member: string(d.Identifier.Name),
+				if obj := objectPath(left); obj != "" {
+					a.call = append(a.call, call{Object: obj, Member: string(d.Identifier.Name),
 						Line: a.originLine(int(d.Identifier.Idx) - 1)})
 				}
 			}
@@ -606,6 +607,22 @@ func (a *analysis) usesImport(n *ast.ImportDeclaration) bool {
 		return !used
 	})
 	return used
+}
+
+// objectPath is the dotted path of a name or of a chain of member
+// accesses on one ("tb.session"), or "".
+func objectPath(e ast.Expression) string {
+	switch n := e.(type) {
+	case *ast.Identifier:
+		return string(n.Name)
+	case *ast.DotExpression:
+		if p := objectPath(n.Left); p != "" {
+			return p + "." + string(n.Identifier.Name)
+		}
+	case *ast.Optional:
+		return objectPath(n.Expression)
+	}
+	return ""
 }
 
 func isFunction(e ast.Expression) bool {

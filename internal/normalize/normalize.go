@@ -604,7 +604,7 @@ func (p *Prepared) fenceInfo() []diag.Diagnostic {
 func (p *Prepared) Changed() bool { return p.a != nil }
 
 // MemberCall is a call obj.member(...) in the code, at Line of the agent's
-// source.
+// source; Object is a name or a dotted path of names (tb.session).
 type MemberCall struct {
 	Object, Member string
 	Line           int

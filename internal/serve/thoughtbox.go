@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -86,7 +87,43 @@ func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, 
 func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
+	unknownSDK(ctx, resp)
 	return responseResult(resp, ""), nil
+}
+
+// unknownSDK explains the failure of a call of a method the tb SDK does not
+// have (the engine says "not a function", or "cannot read property of
+// undefined" for a module it lacks): Thoughtbox's other modules (theseus,
+// ulysses, notebook, hub, vars) or a misspelt method.
+func unknownSDK(ctx context.Context, resp *run.Response) {
+	known := map[string]bool{}
+	var names []string
+	for _, o := range thoughtbox.Operations {
+		name := "tb." + o.Module + "." + o.Method
+		if o.Module == o.Method {
+			name = "tb." + o.Method
+		}
+		known[name], known["tb."+o.Module] = true, true
+		names = append(names, name)
+	}
+	for i, d := range resp.Diagnostics {
+		if d.Code != diag.UncaughtException || !strings.HasSuffix(d.Message, "not a function") && !strings.Contains(d.Message, "of undefined") {
+			continue
+		}
+		line := pathLine(d.Path)
+		for _, c := range resp.Calls(ctx) {
+			name := c.Object + "." + c.Member
+			if c.Line != line || c.Object != "tb" && !strings.HasPrefix(c.Object, "tb.") || known[name] {
+				continue
+			}
+			missing := name
+			if !known[c.Object] && c.Object != "tb" {
+				missing = c.Object
+			}
+			resp.Diagnostics[i].Hint = missing + " is not part of this tb SDK, which has " + strings.Join(names, ", ") + " (thoughtbox_search lists them with their signatures)"
+			break
+		}
+	}
 }
 
 func (ts thoughtboxSurface) modules(_ context.Context, _ *run.View, spec string) (string, bool) {

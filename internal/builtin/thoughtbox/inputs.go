@@ -116,6 +116,9 @@ type sessionSearchInput struct {
 type sessionExportInput struct {
 	SessionID string `json:"sessionId" jsonschema:"the session's id"`
 	Format    string `json:"format,omitempty" jsonschema:"markdown (default), json or cipher"`
+	// Thoughtbox's own export takes it; every export here carries the
+	// session's metadata.
+	IncludeMetadata bool `json:"includeMetadata,omitempty" jsonschema:"accepted; the export always has the session's metadata"`
 }
 
 type keyMoment struct {

@@ -748,7 +748,7 @@ func (s *server) getEntity(ctx context.Context, c builtin.Caller, args json.RawM
 }
 
 func observationOut(o store.Observation) map[string]any {
-	m := map[string]any{"id": o.ID, "entity_id": o.EntityID, "content": o.Content, "added_at": stamp(o.CreatedAt)}
+	m := map[string]any{"id": o.ID, "observation_id": o.ID, "entity_id": o.EntityID, "content": o.Content, "added_at": stamp(o.CreatedAt)}
 	if o.SourceSession != "" {
 		m["source_session"] = o.SourceSession
 	}
