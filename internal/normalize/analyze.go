@@ -45,6 +45,7 @@ type analysis struct {
 	tail []int             // offsets in js of expression statements whose value a body would end with
 	refs map[string]int    // how often each name appears (a function named once is never called)
 	call []call            // obj.member(...) calls anywhere
+	read map[int][]string  // the properties read with a dot (x.name), by line of the agent's source
 	lang string            // "ts" or "js"
 	errs []string          //
 	sets bool              // the code names __codemode_result__
@@ -566,6 +567,12 @@ func (a *analysis) findCalls() {
 					a.call = append(a.call, call{Object: string(id.Name), Member: string(lit.Value), Line: a.originLine(int(lit.Idx) - 1)})
 				}
 			}
+		case *ast.DotExpression:
+			line := a.originLine(int(n.Identifier.Idx) - 1)
+			if a.read == nil {
+				a.read = map[int][]string{}
+			}
+			a.read[line] = append(a.read[line], string(n.Identifier.Name))
 		case *ast.Identifier:
 			a.refs[string(n.Name)]++
 		}

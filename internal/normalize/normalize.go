@@ -624,6 +624,17 @@ func (p *Prepared) Calls(ctx context.Context) []MemberCall {
 	return out
 }
 
+// ReadsAt returns the names of the properties the code reads with a dot
+// (x.name) on line of the agent's source (nil if it cannot be read): with
+// an error's line, they tell what was read of undefined.
+func (p *Prepared) ReadsAt(ctx context.Context, line int) []string {
+	a, _ := analyze(ctx, p.src, p.opts.Lang)
+	if a == nil {
+		return nil
+	}
+	return a.read[line]
+}
+
 // NoResult returns a NO_RESULT warning if a run of the code ended without
 // error and with a null result although the code looks like it meant to
 // produce a value: a final expression statement or declaration, a function

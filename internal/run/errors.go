@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ func ClosestHint(name string, known []string, what string) string {
 var nodeNames = map[string]bool{"require": true, "fs": true, "path": true, "process": true, "__dirname": true,
 	"__filename": true, "Buffer": true, "module": true, "exports": true, "child_process": true, "os": true}
 
+// UnwrapHint explains a read of an MCP result's content of a tool call's
+// value, which is unwrapped (a surface whose calls return MCP results, as
+// emceepee's mcp.callTool does, replaces it).
+const UnwrapHint = "tool results are unwrapped: a single text block is the string itself, structured content the object itself; use the value directly instead of .content[0].text (and JSON.parse only a string that holds JSON)"
+
 // absentNames are browser globals agents reach for that the sandbox does not
 // have (§3.2.1), and why; the hint then names the servers, through whose
 // MCP tools the outside world is reached.
@@ -154,6 +160,11 @@ func (v *View) betterHint(ctx context.Context, d diag.Diagnostic, prep *normaliz
 		d.Hint = "the tool call" + at + " was not awaited, so no try/catch saw it fail: put `await` before the call (or handle it with .catch())"
 	case d.Code == diag.UncaughtException && strings.HasSuffix(msg, "not a function"):
 		d.Hint = notAFunctionHint(ctx, d, prep)
+	case d.Code == diag.UncaughtException && strings.HasPrefix(msg, "TypeError: cannot read property") && prep != nil && d.Path != "" &&
+		slices.Contains(prep.ReadsAt(ctx, pathLine(d.Path)), "content"):
+		// result.content[0].text: the MCP envelope, which the server
+		// modules' tool functions unwrap.
+		d.Hint = UnwrapHint
 	}
 	return d
 }

@@ -375,6 +375,10 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 		out.Logs = append(out.Logs, msg)
 	}
 	for _, d := range resp.Diagnostics {
+		if d.Hint == run.UnwrapHint {
+			// mcp.callTool returns the MCP result itself.
+			d.Hint = "mcp.callTool returns the MCP result: its text is result.content[0].text when result.content holds a text block (check result.isError first)"
+		}
 		if d.Severity == diag.SeverityError {
 			out.Error = emceepeeErrorOf(d)
 			break
