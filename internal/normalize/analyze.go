@@ -81,11 +81,11 @@ type stmt struct {
 	start, end int      // [start, end) in js: whole lines, up to the next statement
 	at         int      // where the statement's own text starts in js (after the line's indentation, before parentheses)
 	node       ast.Node //
-	fn         bool     // kExpr: the expression is a function; kFunc
+	fn         bool     // kExpr: the expression is a function; kFunc; kVar: it binds one name to a function
 	console    bool     // kExpr: a console.* call
 	name       string   // kFunc, kClass, kDefault with a named declaration: the name; kVar: the last name declared
 	decl       int      // kExport, kDefault: offset in js where the declaration or expression starts
-	params     int      // kFunc: number of parameters
+	params     int      // kFunc, kVar with fn: number of parameters
 }
 
 // call is a call obj.member(...) in the code (obj a name, or a dotted path
@@ -389,8 +389,10 @@ func (a *analysis) walk() {
 			}
 		case *ast.VariableStatement:
 			st.kind, st.name = kVar, lastName(n.List)
+			st.fn, st.params = functionBinding(n.List)
 		case *ast.LexicalDeclaration:
 			st.kind, st.name = kVar, lastName(n.List)
+			st.fn, st.params = functionBinding(n.List)
 		case *ast.ImportDeclaration:
 			st.kind = kImport
 		case *ast.ExportDeclaration:
@@ -448,6 +450,30 @@ func (a *analysis) declStart(n *ast.ExportDeclaration) int {
 		return -1
 	}
 	return int(node.Idx0()) - 1
+}
+
+// functionBinding reports whether a declaration binds one name to a
+// function (const run = async () => { ... }), and its parameter count.
+func functionBinding(list []*ast.Binding) (bool, int) {
+	if len(list) != 1 {
+		return false, 0
+	}
+	if _, ok := list[0].Target.(*ast.Identifier); !ok {
+		return false, 0
+	}
+	switch f := list[0].Initializer.(type) {
+	case *ast.ArrowFunctionLiteral:
+		if f.ParameterList != nil {
+			return true, len(f.ParameterList.List)
+		}
+		return true, 0
+	case *ast.FunctionLiteral:
+		if f.ParameterList != nil {
+			return true, len(f.ParameterList.List)
+		}
+		return true, 0
+	}
+	return false, 0
 }
 
 func lastName(list []*ast.Binding) string {

@@ -24,6 +24,7 @@ package normalize
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -447,9 +448,10 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 var entryNames = []string{"run", "main"}
 
 // entryFunction returns the index in a.top of the function a script that
-// only declares things means to run: the one function declaration never
-// named again, or, of several, the one called run or main. -1 if there is
-// none, or if a statement other than a declaration does something.
+// only declares things means to run: the one function (declared, or bound
+// to a const) never named again, if it is the last statement, or the one
+// called run or main. -1 if there is none, or if a statement other than a
+// declaration does something.
 func entryFunction(a *analysis, real []int) int {
 	var uncalled []int
 	for _, i := range real {
@@ -459,12 +461,20 @@ func entryFunction(a *analysis, real []int) int {
 			if st.name != "" && a.refs[st.name] <= 1 && st.params == 0 {
 				uncalled = append(uncalled, i)
 			}
-		case kVar, kClass, kExport:
+		case kVar:
+			// const run = async () => { ... }
+			if st.fn && st.name != "" && a.refs[st.name] <= 1 && st.params == 0 {
+				uncalled = append(uncalled, i)
+			}
+		case kClass, kExport:
 		default:
 			return -1
 		}
 	}
-	if len(uncalled) == 1 {
+	// The last statement, as the code's conclusion, or one named as entry
+	// functions are: an uncalled helper before a declaration the code ends
+	// with is no entry (the code forgot its return; NO_RESULT says so).
+	if len(uncalled) == 1 && uncalled[0] == real[len(real)-1] {
 		return uncalled[0]
 	}
 	for _, name := range entryNames {
@@ -664,7 +674,7 @@ func (p *Prepared) NoResult(ctx context.Context, result json.RawMessage, diags [
 	case p.lone != "":
 		st := a.top[p.statements(a)[0]]
 		for _, s := range a.top {
-			if s.kind == kFunc && s.name == p.lone {
+			if (s.kind == kFunc || s.kind == kVar && s.fn) && s.name == p.lone {
 				st = s
 			}
 		}
@@ -682,9 +692,12 @@ func (p *Prepared) NoResult(ctx context.Context, result json.RawMessage, diags [
 		}
 		return nil
 	}
-	// A function declared and never called.
+	// A function declared and never called: the last statement, or one
+	// named as entry functions are.
 	for _, i := range real {
-		if st := a.top[i]; st.kind == kFunc && st.name != "" && a.refs[st.name] <= 1 {
+		st := a.top[i]
+		if (st.kind == kFunc || st.kind == kVar && st.fn) && st.name != "" && a.refs[st.name] <= 1 &&
+			(i == real[len(real)-1] || slices.Contains(entryNames, st.name)) {
 			return warn(st.at, "the function "+st.name+" is declared but never called, so nothing ran", ret("await "+st.name+"()"))
 		}
 	}

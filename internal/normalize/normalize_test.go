@@ -91,6 +91,8 @@ func TestShapes(t *testing.T) {
 		// pctx: the code declares run beside helpers and constants.
 		{"entry function with helpers", Body, "const N = [20, 22];\nfunction sum(xs) { return xs.reduce((a, b) => a + b, 0); }\nasync function run() {\n  return sum(N);\n}", "42", "never calls it"},
 		{"entry function named run among several", Body, "async function helper() { return 41; }\nasync function run() { return 1; }\nasync function main() { return 2; }", "1", "declares the function run"},
+		{"entry function bound to a const", Body, "const main = async () => {\n  return 42;\n};", "42", "never calls it"},
+		{"entry function bound to a const on a call surface", Call, "const run = async () => 42;", "42", "never calls it"},
 		{"entry function on a call surface", Call, "const x = 41;\nasync function run() {\n  return x + 1;\n}", "42", "never calls it"},
 		// Bifrost: an object literal as the whole code, imports of modules
 		// that do not exist and that the code never uses, escapes twice.
@@ -185,8 +187,10 @@ func TestNoResult(t *testing.T) {
 		{Module, "const r = await Promise.resolve(42);\nr * 2", "globalThis.__codemode_result__ = r * 2;"},
 		{Module, "async function main() { return 1 }\nconst x = 1;", "globalThis.__codemode_result__ = await main();"},
 		{Module, "const r = 42;", "globalThis.__codemode_result__ = r;"},
+		{Module, "const main = async () => { return 1; };", "globalThis.__codemode_result__ = await main();"},
 		{Module, "export default async (x) => x;", "export default async () =>"},
 		{Body, "const r = 42;", "return r;"},
+		{Body, "const helper = () => 1;\nconst r = 42;", "return r;"},
 		{Body, "function f() {}\nf()", "return the value"},
 		{Call, "async () => { const r = 1; }", "return <value>"},
 		{Body, "async function run() { const r = 1; }", "return <value>"},

@@ -142,7 +142,9 @@ func (v *View) betterHint(ctx context.Context, d diag.Diagnostic, prep *normaliz
 	switch {
 	case d.Code == diag.UncaughtException && strings.HasPrefix(msg, "ReferenceError: '"):
 		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "ReferenceError: '"), "'")
-		if nodeNames[name] {
+		if name == "module" || name == "exports" {
+			d.Hint = "module.exports is CommonJS, which the sandbox does not have: return the value instead (export default works too)"
+		} else if nodeNames[name] {
 			d.Hint = name + " is Node.js; the sandbox has no file system or Node modules. " + v.serverFor(name)
 		} else if why, ok := absentNames[name]; ok {
 			d.Hint = name + " is not available: " + why + "; " + v.serverFor(name)
