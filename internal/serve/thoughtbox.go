@@ -152,8 +152,20 @@ func (ts thoughtboxSurface) ops(_ context.Context, _ *run.View, op string, _ jso
 	return b, nil, true
 }
 
+// tbCatalogSource serves the catalog; each operation also answers, not
+// enumerated, to the name Thoughtbox's own catalog gives it
+// (catalog.operations.session.session_list, knowledge_create_entity).
 const tbCatalogSource = `import { call, classes } from "@codemode/internal";
-export const catalog = () => call("` + tbCatalogOp + `", []);
+export const catalog = async () => {
+  const c = await call("` + tbCatalogOp + `", []);
+  for (const [mod, ops] of Object.entries(c.operations)) {
+    for (const [name, op] of Object.entries(ops)) {
+      const alias = mod + "_" + name.replace(/[A-Z]/g, (m) => "_" + m.toLowerCase());
+      if (name !== mod && !(alias in ops)) Object.defineProperty(ops, alias, { value: op, enumerable: false });
+    }
+  }
+  return c;
+};
 export async function search(f, data) {
   if (typeof f !== "function") {
     throw new classes.CodemodeError("code must be an async arrow function like async (catalog) => ..., but it evaluates to " + (f === null ? "null" : "a value of type " + typeof f),
