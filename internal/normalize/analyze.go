@@ -769,3 +769,144 @@ func setsResult(e ast.Expression) bool {
 	}
 	return false
 }
+
+// unawaited is a tool call whose value the code declares without await and
+// then uses as a value: x.field, x[i], `${x}`, x + 1, { k: x }. A promise
+// has no such use (its fields are undefined, its text "[object Promise]",
+// its JSON {}), so the code meant the call's result, as UTCP's synchronous
+// calls give it.
+type unawaited struct {
+	name  string // the variable
+	call  string // the call's callee, e.g. everything.get_sum
+	at    int    // where to put `await ` in js
+	use   int    // offset in js of the first use as a value
+	fixed bool   // an await may go there (the top level, or an async function)
+}
+
+// promiseMethods are a promise's own uses.
+var promiseMethods = map[string]bool{"then": true, "catch": true, "finally": true}
+
+// unawaitedCalls finds the declarations of tool calls' values made
+// without await whose values the code then uses as values, and whether an
+// await may be put there (at the top level, or in an async function: not
+// in a plain callback). isAsync reports
+// whether a name or dotted path holds the tools (a server object, tb,
+// mcp); names imported from @codemode/servers/* modules count too.
+func (a *analysis) unawaitedCalls(isAsync func(string) bool) []unawaited {
+	objects, funcs := map[string]bool{}, map[string]bool{}
+	for _, st := range a.top {
+		n, ok := st.node.(*ast.ImportDeclaration)
+		if !ok || !strings.HasPrefix(importSpecifier(n), "@codemode/servers/") || n.ImportClause == nil {
+			continue
+		}
+		if ns := n.ImportClause.NameSpaceImport; ns != nil {
+			objects[string(ns.ImportedBinding)] = true
+		}
+		if ni := n.ImportClause.NamedImports; ni != nil {
+			for _, s := range ni.ImportsList {
+				name := string(s.Alias)
+				if name == "" {
+					name = string(s.IdentifierName)
+				}
+				funcs[name] = true
+			}
+		}
+	}
+	tool := func(e ast.Expression) string {
+		c, ok := e.(*ast.CallExpression)
+		if !ok {
+			return ""
+		}
+		switch f := c.Callee.(type) {
+		case *ast.DotExpression:
+			obj := objectPath(f.Left)
+			root, _, _ := strings.Cut(obj, ".")
+			if obj != "" && (objects[obj] || isAsync != nil && (isAsync(obj) || isAsync(root))) {
+				return obj + "." + string(f.Identifier.Name)
+			}
+		case *ast.Identifier:
+			if funcs[string(f.Name)] {
+				return string(f.Name)
+			}
+		}
+		return ""
+	}
+	type fn struct {
+		start, end int
+		async      bool
+	}
+	var fns []fn
+	var found []unawaited
+	byName := map[string]int{}
+	inspect(a.prog, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FunctionLiteral:
+			fns = append(fns, fn{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
+		case *ast.ArrowFunctionLiteral:
+			fns = append(fns, fn{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
+		case *ast.Binding:
+			id, ok := n.Target.(*ast.Identifier)
+			if !ok {
+				break
+			}
+			if callee := tool(n.Initializer); callee != "" {
+				byName[string(id.Name)] = len(found)
+				found = append(found, unawaited{name: string(id.Name), call: callee, at: a.startOf(int(n.Initializer.Idx0()) - 1), use: -1})
+			}
+		}
+		return true
+	})
+	if len(found) == 0 {
+		return nil
+	}
+	used := func(e ast.Expression, at int) {
+		if id, ok := e.(*ast.Identifier); ok {
+			if i, ok := byName[string(id.Name)]; ok && found[i].use < 0 {
+				found[i].use = at
+			}
+		}
+	}
+	inspect(a.prog, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.DotExpression:
+			if !promiseMethods[string(n.Identifier.Name)] {
+				used(n.Left, int(n.Idx0())-1)
+			}
+		case *ast.BracketExpression:
+			used(n.Left, int(n.Idx0())-1)
+		case *ast.TemplateLiteral:
+			if n.Tag == nil {
+				for _, e := range n.Expressions {
+					used(e, int(e.Idx0())-1)
+				}
+			}
+		case *ast.BinaryExpression:
+			used(n.Left, int(n.Idx0())-1)
+			used(n.Right, int(n.Idx0())-1)
+		case *ast.PropertyKeyed:
+			used(n.Value, int(n.Value.Idx0())-1)
+		case *ast.PropertyShort:
+			if n.Initializer == nil {
+				used(&n.Name, int(n.Name.Idx)-1)
+			}
+		}
+		return true
+	})
+	var out []unawaited
+	for _, u := range found {
+		if u.use < 0 {
+			continue
+		}
+		// The innermost function around the call must be async (the top
+		// level is: the code runs in an async function or a module).
+		in := fn{-1, -1, true}
+		for _, f := range fns {
+			if f.start <= u.at && u.at < f.end && (in.start < 0 || f.end-f.start < in.end-in.start) {
+				in = f
+			}
+		}
+		u.fixed = in.async
+		out = append(out, u)
+	}
+	return out
+}

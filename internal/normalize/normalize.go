@@ -73,6 +73,11 @@ type Options struct {
 	// Body and Module the value is the result as it is, except that a lone
 	// function is called.
 	Finish string
+	// Async names the objects whose methods are tools (a surface's server
+	// globals, tb, mcp): a call of one whose value the code uses without
+	// await is awaited (names imported from @codemode/servers/* count
+	// too).
+	Async []string
 	// FunctionOnly, for Call, accepts only code that is a function: an
 	// expression, or a lone function written as a statement (a trailing
 	// `;`); other statements are not run as a function body but left to
@@ -92,7 +97,9 @@ type Prepared struct {
 	// Code and Transpile are what to pass to transpile.Module.
 	Code      string
 	Transpile *transpile.Options
-	// Info lists what the normaliser changed, as info diagnostics.
+	// Info lists what the normaliser changed, as info diagnostics, and
+	// what it found wrong but could not change, as warnings
+	// (UNAWAITED_PROMISE).
 	Info []diag.Diagnostic
 
 	opts  Options
@@ -185,6 +192,9 @@ func Prepare(ctx context.Context, src string, opts *Options) *Prepared {
 	p.reshape(a, ok)
 	return p
 }
+
+// isAsync reports whether name is one of Options.Async.
+func (p *Prepared) isAsync(name string) bool { return slices.Contains(p.opts.Async, name) }
 
 // callFinish is Options.Finish, or callFinish for Call.
 func (p *Prepared) callFinish() string {
@@ -331,6 +341,24 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 	if o.Mode == Call && o.FunctionOnly && lone < 0 {
 		return // not a function: transpile reports the expression form's error
 	}
+	// Tool calls whose values are used without await (UTCP's calls are
+	// synchronous, and its scripts write them so): awaited.
+	var aw []unawaited
+	for _, u := range a.unawaitedCalls(p.isAsync) {
+		if !u.fixed {
+			// In a function that is not async, no await can go: the
+			// value stays a promise, and the run would go on with its
+			// undefined fields.
+			p.Info = append(p.Info, diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.UnawaitedPromise, Path: a.origin(u.use),
+				Message: u.name + " holds the promise of " + u.call + "(...), not its result (the function around it is not async, so it cannot be awaited there), and the code uses it as a value",
+				Hint:    "make the function async and await the call, e.g. await Promise.all(items.map(async (x) => { const " + u.name + " = await " + u.call + "(...); ... }))"})
+			continue
+		}
+		aw = append(aw, u)
+		ed = append(ed, edit{u.at, 0, "await "})
+		p.info(a.origin(u.use), "the value of "+u.call+"(...) was used as "+u.name+" without await, when it was still a promise; the call was awaited",
+			"tool calls are async: const "+u.name+" = await "+u.call+"(...)")
+	}
 	finish := p.callFinish()
 	if body {
 		p.body = true
@@ -410,7 +438,7 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 				p.info(a.origin(a.tail[0]), "the value of the last expression is the result when no return runs before it", "end with `return <value>`")
 			}
 		}
-		substantive = substantive || useDefault || lone >= 0 || entry >= 0 || len(a.tail) > 0
+		substantive = substantive || useDefault || lone >= 0 || entry >= 0 || len(a.tail) > 0 || len(aw) > 0
 		if !substantive && plainOK && o.Mode != Module {
 			return // plain code runs as it is
 		}
@@ -427,6 +455,9 @@ func (p *Prepared) reshape(a *analysis, plainOK bool) {
 		call, p.dflt = `typeof d === "function" && d.length === 0`, name
 		p.info(a.origin(st.at), "the module's default export is its result (awaited; called, if it is a function without parameters)", "")
 		p.finishModule(a, ed, name, call)
+	case len(aw) > 0 && lone < 0:
+		o := *p.plainOptions()
+		p.set(a, ed, &o)
 	case lone >= 0:
 		st := a.top[lone]
 		name := st.name

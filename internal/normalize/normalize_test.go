@@ -124,6 +124,43 @@ func TestShapes(t *testing.T) {
 	}
 }
 
+// A tool call whose value the code uses without await (UTCP's calls are
+// synchronous) is awaited where an await can go, with an info diagnostic,
+// and reported by a warning where none can; a promise used as a promise
+// (Promise.all, then) and a call whose value is unused keep their form.
+func TestUnawaitedCalls(t *testing.T) {
+	const srv = "const srv = { add: async ({ a, b }) => ({ result: a + b }), name: async () => 'Al' };\n"
+	for _, c := range []struct {
+		mode      Mode
+		src, want string
+		info      string // text of the NORMALIZED diagnostic
+		warn      bool   // an UNAWAITED_PROMISE warning
+	}{
+		{Body, srv + "const r = srv.add({ a: 40, b: 2 });\nreturn r.result;", "42", "was used as r without await", false},
+		{Body, srv + "const r = srv.add({ a: 40, b: 2 });\nconst n = srv.name();\nreturn { r, text: `${n} ${r.result}` };", `{"r":{"result":42},"text":"Al 42"}`, "was used as n without await", false},
+		{Body, srv + "const n = srv.name();\nreturn n + '!';", `"Al!"`, "was used as n", false},
+		{Module, srv + "const r = srv.add({ a: 40, b: 2 });\nexport default r.result;", "42", "was used as r", false},
+		{Body, srv + "const p = srv.add({ a: 40, b: 2 });\nconst [r] = await Promise.all([p]);\nreturn r.result;", "42", "", false},
+		{Body, srv + "const p = srv.add({ a: 40, b: 2 });\nreturn p.then((r) => r.result);", "42", "", false},
+		{Body, srv + "return [1].map((x) => { const r = srv.add({ a: x, b: 1 }); return r.result; });", "[null]", "", true},
+	} {
+		p := Prepare(context.Background(), c.src, &Options{Mode: c.mode, Async: []string{"srv"}})
+		got, diags := runPrepared(t, p)
+		if errs := errorsOf(diags); len(errs) > 0 {
+			t.Fatalf("%q: errors %+v\n%s", c.src, errs, p.Code)
+		}
+		if got != c.want {
+			t.Errorf("%q: result %s, want %s\n%s", c.src, got, c.want, p.Code)
+		}
+		if has(diags, diag.Normalized, "without await") != (c.info != "") || c.info != "" && !has(diags, diag.Normalized, c.info) {
+			t.Errorf("%q: info %q: %+v", c.src, c.info, diags)
+		}
+		if has(diags, diag.UnawaitedPromise, "") != c.warn {
+			t.Errorf("%q: warning %v: %+v", c.src, c.warn, diags)
+		}
+	}
+}
+
 // Code that needs nothing of the normaliser runs as the agent wrote it:
 // the same text, no analysis.
 func TestPlainCodeUntouched(t *testing.T) {

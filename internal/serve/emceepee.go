@@ -363,7 +363,7 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 	}
 	start := time.Now()
 	resp := e.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: timeout}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body}, Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body, Async: []string{"mcp"}}, Prelude: []string{mcpModule}, Modules: modules, Ops: ops,
 			LimitParams: map[string]string{"timeoutMs": "timeout"}})
 	out := emceepeeResult{Success: !resp.Failed(), Result: resp.Result, Logs: []string{},
 		Stats: emceepeeStats{DurationMs: time.Since(start).Milliseconds(), MCPCalls: calls.Load()}, Plan: resp.Plan}

@@ -176,7 +176,7 @@ func (f filesSurface) readFile(ctx context.Context, _ *mcp.CallToolRequest, in r
 func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	// Bifrost's form: a function body that returns its result.
 	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body, Imports: interfacesImport(in.Code)}, Prelude: []string{globalsModule}, Modules: f.s.globalsModules, Ops: f.s.interfacesOps, LimitParams: fixedLimits})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body, Imports: interfacesImport(in.Code), Async: f.s.serverGlobals()}, Prelude: []string{globalsModule}, Modules: f.s.globalsModules, Ops: f.s.interfacesOps, LimitParams: fixedLimits})
 	f.s.hintServerKeys(ctx, resp, "listToolFiles shows their declarations")
 	f.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil

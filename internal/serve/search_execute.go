@@ -122,7 +122,7 @@ func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolReque
 	// An arrow function to call, the surface's documented form, or a
 	// function body (see normalize.Call).
 	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Imports: interfacesImport(in.Code)}, Prelude: []string{globalsModule}, Modules: se.s.globalsModules, Ops: se.s.interfacesOps, LimitParams: fixedLimits})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Imports: interfacesImport(in.Code), Async: se.s.serverGlobals()}, Prelude: []string{globalsModule}, Modules: se.s.globalsModules, Ops: se.s.interfacesOps, LimitParams: fixedLimits})
 	se.s.hintServerKeys(ctx, resp, "search shows their operations")
 	se.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil

@@ -374,6 +374,17 @@ define("__interfaces", all);
 define("__getToolInterface", freeze((name) => Object.hasOwn(tools, String(name)) ? tools[String(name)] : null));
 `
 
+// serverGlobals are the names of the server objects of the surfaces with
+// server globals: a call of their methods is a tool call (see
+// normalize.Options.Async).
+func (s *Server) serverGlobals() []string {
+	var out []string
+	for _, c := range s.cat.Configured() {
+		out = append(out, typegen.GlobalName(c.ID))
+	}
+	return out
+}
+
 // interfacesImport is the import a run with server globals puts before
 // the agent's code: UTCP's introspection globals if the code names them.
 func interfacesImport(code string) string {

@@ -86,7 +86,7 @@ func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, 
 
 func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in execArgs) (*mcp.CallToolResult, error) {
 	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
-		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
+		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Async: []string{"tb"}}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
 	unknownSDK(ctx, resp)
 	return responseResult(resp, ""), nil
 }
