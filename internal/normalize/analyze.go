@@ -46,6 +46,8 @@ type analysis struct {
 	refs map[string]int    // how often each name appears (a function named once is never called)
 	call []call            // obj.member(...) calls anywhere
 	read map[int][]string  // the properties read with a dot (x.name), by line of the agent's source
+	decl []callDecl        // const x = f(...) / o.m(...) without await: candidates for unawaitedCalls
+	fns  []fnRange         // every function's extent, and whether it is async
 	lang string            // "ts" or "js"
 	errs []string          //
 	sets bool              // the code names __codemode_result__
@@ -593,6 +595,28 @@ func (a *analysis) findCalls() {
 					a.call = append(a.call, call{Object: string(id.Name), Member: string(lit.Value), Line: a.originLine(int(lit.Idx) - 1)})
 				}
 			}
+		case *ast.Binding:
+			id, ok := n.Target.(*ast.Identifier)
+			c, isCall := n.Initializer.(*ast.CallExpression)
+			if !ok || !isCall {
+				break
+			}
+			d := callDecl{name: string(id.Name), at: a.startOf(int(c.Idx0()) - 1)}
+			switch f := c.Callee.(type) {
+			case *ast.DotExpression:
+				if obj := objectPath(f.Left); obj != "" {
+					d.object, d.member = obj, string(f.Identifier.Name)
+				}
+			case *ast.Identifier:
+				d.member = string(f.Name)
+			}
+			if d.member != "" {
+				a.decl = append(a.decl, d)
+			}
+		case *ast.FunctionLiteral:
+			a.fns = append(a.fns, fnRange{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
+		case *ast.ArrowFunctionLiteral:
+			a.fns = append(a.fns, fnRange{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
 		case *ast.DotExpression:
 			line := a.originLine(int(n.Identifier.Idx) - 1)
 			if a.read == nil {
@@ -783,6 +807,20 @@ type unawaited struct {
 	fixed bool   // an await may go there (the top level, or an async function)
 }
 
+// callDecl is a declaration `const name = object.member(...)` (object
+// empty for `member(...)`), the call not awaited; at is where the call
+// starts in js.
+type callDecl struct {
+	name, object, member string
+	at                   int
+}
+
+// fnRange is a function's extent in js.
+type fnRange struct {
+	start, end int
+	async      bool
+}
+
 // promiseMethods are a promise's own uses.
 var promiseMethods = map[string]bool{"then": true, "catch": true, "finally": true}
 
@@ -812,50 +850,21 @@ func (a *analysis) unawaitedCalls(isAsync func(string) bool) []unawaited {
 			}
 		}
 	}
-	tool := func(e ast.Expression) string {
-		c, ok := e.(*ast.CallExpression)
-		if !ok {
-			return ""
-		}
-		switch f := c.Callee.(type) {
-		case *ast.DotExpression:
-			obj := objectPath(f.Left)
-			root, _, _ := strings.Cut(obj, ".")
-			if obj != "" && (objects[obj] || isAsync != nil && (isAsync(obj) || isAsync(root))) {
-				return obj + "." + string(f.Identifier.Name)
-			}
-		case *ast.Identifier:
-			if funcs[string(f.Name)] {
-				return string(f.Name)
-			}
-		}
-		return ""
-	}
-	type fn struct {
-		start, end int
-		async      bool
-	}
-	var fns []fn
 	var found []unawaited
 	byName := map[string]int{}
-	inspect(a.prog, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FunctionLiteral:
-			fns = append(fns, fn{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
-		case *ast.ArrowFunctionLiteral:
-			fns = append(fns, fn{int(n.Idx0()) - 1, int(n.Idx1()) - 1, n.Async})
-		case *ast.Binding:
-			id, ok := n.Target.(*ast.Identifier)
-			if !ok {
-				break
-			}
-			if callee := tool(n.Initializer); callee != "" {
-				byName[string(id.Name)] = len(found)
-				found = append(found, unawaited{name: string(id.Name), call: callee, at: a.startOf(int(n.Initializer.Idx0()) - 1), use: -1})
-			}
+	for _, d := range a.decl {
+		root, _, _ := strings.Cut(d.object, ".")
+		callee := d.member
+		switch {
+		case d.object == "" && funcs[d.member]:
+		case d.object != "" && (objects[d.object] || isAsync != nil && (isAsync(d.object) || isAsync(root))):
+			callee = d.object + "." + d.member
+		default:
+			continue
 		}
-		return true
-	})
+		byName[d.name] = len(found)
+		found = append(found, unawaited{name: d.name, call: callee, at: d.at, use: -1})
+	}
 	if len(found) == 0 {
 		return nil
 	}
@@ -899,8 +908,8 @@ func (a *analysis) unawaitedCalls(isAsync func(string) bool) []unawaited {
 		}
 		// The innermost function around the call must be async (the top
 		// level is: the code runs in an async function or a module).
-		in := fn{-1, -1, true}
-		for _, f := range fns {
+		in := fnRange{-1, -1, true}
+		for _, f := range a.fns {
 			if f.start <= u.at && u.at < f.end && (in.start < 0 || f.end-f.start < in.end-in.start) {
 				in = f
 			}
