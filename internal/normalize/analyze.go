@@ -824,6 +824,29 @@ type fnRange struct {
 // promiseMethods are a promise's own uses.
 var promiseMethods = map[string]bool{"then": true, "catch": true, "finally": true}
 
+// valueFunctions are the functions whose arguments are used as values: a
+// promise passed to one is logged as {}, stringified as {}, or has no keys
+// (UTCP's README logs a call's value before it returns it). Promise.all and
+// other functions that take promises are not among them.
+var valueFunctions = map[string]bool{"JSON.stringify": true, "String": true, "Number": true,
+	"Object.keys": true, "Object.values": true, "Object.entries": true, "Array.isArray": true}
+
+// valueCallee reports whether a call of callee uses its arguments as
+// values: console's methods and valueFunctions.
+func valueCallee(callee ast.Expression) bool {
+	switch c := callee.(type) {
+	case *ast.Identifier:
+		return valueFunctions[string(c.Name)]
+	case *ast.DotExpression:
+		obj, ok := c.Left.(*ast.Identifier)
+		if !ok {
+			return false
+		}
+		return obj.Name == "console" || valueFunctions[string(obj.Name)+"."+string(c.Identifier.Name)]
+	}
+	return false
+}
+
 // unawaitedCalls finds the declarations of tool calls' values made
 // without await whose values the code then uses as values, and whether an
 // await may be put there (at the top level, or in an async function: not
@@ -892,6 +915,12 @@ func (a *analysis) unawaitedCalls(isAsync func(string) bool) []unawaited {
 		case *ast.BinaryExpression:
 			used(n.Left, int(n.Idx0())-1)
 			used(n.Right, int(n.Idx0())-1)
+		case *ast.CallExpression:
+			if valueCallee(n.Callee) {
+				for _, e := range n.ArgumentList {
+					used(e, int(e.Idx0())-1)
+				}
+			}
 		case *ast.PropertyKeyed:
 			used(n.Value, int(n.Value.Idx0())-1)
 		case *ast.PropertyShort:

@@ -140,6 +140,8 @@ func TestUnawaitedCalls(t *testing.T) {
 		{Body, srv + "const r = srv.add({ a: 40, b: 2 });\nconst n = srv.name();\nreturn { r, text: `${n} ${r.result}` };", `{"r":{"result":42},"text":"Al 42"}`, "was used as n without await", false},
 		{Body, srv + "const n = srv.name();\nreturn n + '!';", `"Al!"`, "was used as n", false},
 		{Module, srv + "const r = srv.add({ a: 40, b: 2 });\nexport default r.result;", "42", "was used as r", false},
+		{Body, srv + "const r = srv.add({ a: 40, b: 2 });\nconsole.log('sum:', r);\nreturn JSON.stringify(r);", `"{\"result\":42}"`, "was used as r", false},
+		{Body, srv + "const r = srv.add({ a: 40, b: 2 });\nreturn Object.keys(r);", `["result"]`, "was used as r", false},
 		{Body, srv + "const p = srv.add({ a: 40, b: 2 });\nconst [r] = await Promise.all([p]);\nreturn r.result;", "42", "", false},
 		{Body, srv + "const p = srv.add({ a: 40, b: 2 });\nreturn p.then((r) => r.result);", "42", "", false},
 		{Body, srv + "return [1].map((x) => { const r = srv.add({ a: x, b: 1 }); return r.result; });", "[null]", "", true},
