@@ -181,4 +181,3 @@ func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, i
 	f.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }
-

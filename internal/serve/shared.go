@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -192,13 +193,56 @@ const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
 	}
 	if _, taken := ids["codemode"]; !taken {
 		j, _ := json.Marshal(ids)
-		fmt.Fprintf(&b, "const ids = %s;\n%s", j, codemodeObjectSource)
+		t, _ := json.Marshal(codemodeTools(servers))
+		mods := make([]string, len(servers))
+		for i := range servers {
+			mods[i] = fmt.Sprintf("s%d", i)
+		}
+		fmt.Fprintf(&b, "const ids = %s;\nconst toolsOf = [%s];\nconst tools = %s;\n%s", j, strings.Join(mods, ", "), t, codemodeObjectSource)
 	}
 	return b.String()
 }
 
+// codemodeTools are the tools of the global `codemode`, by the names
+// scripts written for Cloudflare's codemode call them (its default
+// namespace holds every tool: codemode.get_sum(...)): each tool as
+// <global>_<exportName>, and as its export name alone where no other
+// server has a tool of that name. Each maps to [the server's index in
+// servers, the export name]. search and describe keep their meaning.
+func codemodeTools(servers []*catalog.Server) map[string][2]any {
+	count := map[string]int{}
+	for _, srv := range servers {
+		for _, t := range srv.Tools {
+			count[t.ExportName]++
+		}
+	}
+	out := map[string][2]any{}
+	for i, srv := range servers {
+		g := typegen.GlobalName(srv.ID)
+		for _, t := range srv.Tools {
+			out[g+"_"+t.ExportName] = [2]any{i, t.ExportName}
+		}
+	}
+	for i, srv := range servers {
+		for _, t := range srv.Tools {
+			if _, taken := out[t.ExportName]; !taken && count[t.ExportName] == 1 {
+				out[t.ExportName] = [2]any{i, t.ExportName}
+			}
+		}
+	}
+	// Discovery's names, and those the language asks of any object (a
+	// tool named then would make codemode thenable): tools keep their
+	// prefixed names.
+	for _, name := range []string{"search", "describe", "then", "toJSON", "toString", "valueOf", "constructor"} {
+		delete(out, name)
+	}
+	return out
+}
+
 // codemodeObjectSource defines the global `codemode` of Cloudflare's
-// codemode SDK, discovery inside the sandbox: codemode.search(query) ranks
+// codemode SDK: its tools (codemodeTools: tools maps each name to the
+// index of its server's module in toolsOf and its export name), and
+// discovery inside the sandbox: codemode.search(query) ranks
 // the tools ({results: [{path: "server.tool", kind, score, description}],
 // total, truncated}) and codemode.describe("server.tool" or "server")
 // gives one's declarations ({path, kind, description, types}). Both lean on
@@ -208,7 +252,9 @@ const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
 const codemodeObjectSource = `const globalOf = (id) => Object.keys(ids).find((g) => ids[g] === id) ?? id;
 let decls;
 const declarations = async () => decls ??= await call("` + interfacesOp + `", []);
-define("codemode", freeze({
+const own = Object.create(null);
+for (const name of Object.keys(tools)) own[name] = toolsOf[tools[name][0]][tools[name][1]];
+define("codemode", freeze(Object.assign(own, {
   async search(query, options) {
     const { searchTools } = await import("@codemode/discovery");
     const limit = Math.min(Math.max(Number(options?.limit) || 50, 1), 100);
@@ -221,7 +267,7 @@ define("codemode", freeze({
     const dot = path.indexOf(".");
     const server = dot < 0 ? path : path.slice(0, dot);
     const id = ids[server] ?? server;
-    const { all, tools } = await declarations();
+    const { all, tools: declared } = await declarations();
     const discovery = await import("@codemode/discovery");
     if (dot < 0) {
       const d = await discovery.describeServer(id);
@@ -231,9 +277,9 @@ define("codemode", freeze({
       return { path: globalOf(id), kind: "connector", description: d.description ?? d.serverName ?? "", types: from < 0 ? "" : all.slice(from, to < 0 ? undefined : to).trim() };
     }
     const t = await discovery.getTool(id, path.slice(dot + 1));
-    return { path: globalOf(id) + "." + t.exportName, kind: "method", description: t.description ?? "", types: tools[globalOf(id) + "." + t.exportName] ?? "" };
+    return { path: globalOf(id) + "." + t.exportName, kind: "method", description: t.description ?? "", types: declared[globalOf(id) + "." + t.exportName] ?? "" };
   },
-}));
+})));
 `
 
 // reachable returns the servers a run can use, in configuration order, and
@@ -276,6 +322,23 @@ func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
 		}
 		for _, c := range resp.Calls(ctx) {
 			srv := byGlobal[c.Object]
+			if c.Line == line && srv == nil && c.Object == "codemode" {
+				// Cloudflare's namespace (codemodeTools), unless a server
+				// took its name.
+				names := []string{"search", "describe"}
+				for name := range codemodeTools(servers) {
+					names = append(names, name)
+				}
+				slices.Sort(names)
+				resp.Diagnostics[i].ErrorClass = diag.ToolNotFoundError
+				resp.Diagnostics[i].Message = fmt.Sprintf("Uncaught ToolNotFoundError: codemode.%s is not a tool (%s)", c.Member,
+					strings.TrimPrefix(run.ClosestHint(c.Member, names, "tools"), "available "))
+				resp.Diagnostics[i].Hint = fmt.Sprintf("find the tool with await codemode.search(%q); codemode's tools are named <server>_<tool>, or by the tool's name alone where no other server has one of that name", c.Member)
+				if h := run.ClosestHint(c.Member, names, "tools"); strings.HasPrefix(h, "did you mean") {
+					resp.Diagnostics[i].Hint = h[:strings.Index(h, "?")+1] + " " + resp.Diagnostics[i].Hint
+				}
+				break
+			}
 			if c.Line != line || srv == nil {
 				continue
 			}
