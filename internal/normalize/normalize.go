@@ -69,9 +69,9 @@ type Options struct {
 	// (awaited) return value is the result; its second argument is true
 	// when the code ran as a function body (its value is what it returned)
 	// rather than as an expression. For Call the default calls a function
-	// value without arguments and returns any other value as it is; for
-	// Body and Module the value is the result as it is, except that a lone
-	// function is called.
+	// value (with the global object as its argument, see callFinish) and
+	// returns any other value as it is; for Body and Module the value is
+	// the result as it is, except that a lone function is called.
 	Finish string
 	// Async names the objects whose methods are tools (a surface's server
 	// globals, tb, mcp): a call of one whose value the code uses without
@@ -85,8 +85,12 @@ type Options struct {
 	FunctionOnly bool
 }
 
-// callFinish calls a function value without arguments.
-const callFinish = `(async (f) => typeof f === "function" ? await f() : await f)`
+// callFinish calls a function value with the global object as its
+// argument, the scope it runs in: a function written for a runtime that
+// passes its tools in (async ({ codemode }) => ...) finds them there, and
+// one that takes no parameter ignores it (Cloudflare's calls it with
+// none).
+const callFinish = `(async (f) => typeof f === "function" ? await f(globalThis) : await f)`
 
 // defaultName holds the value of an export default expression.
 const defaultName = "__codemode_default__"

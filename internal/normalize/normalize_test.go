@@ -94,6 +94,7 @@ func TestShapes(t *testing.T) {
 		{"entry function bound to a const", Body, "const main = async () => {\n  return 42;\n};", "42", "never calls it"},
 		{"entry function bound to a const on a call surface", Call, "const run = async () => 42;", "42", "never calls it"},
 		{"entry function on a call surface", Call, "const x = 41;\nasync function run() {\n  return x + 1;\n}", "42", "never calls it"},
+		{"a scope parameter destructured", Call, "async ({ Math: m }) => m.max(40, 42)", "42", ""},
 		// Bifrost: an object literal as the whole code, imports of modules
 		// that do not exist and that the code never uses, escapes twice.
 		{"object literal body", Body, "{a: 40, b: 2}", `{"a":40,"b":2}`, "object literal"},

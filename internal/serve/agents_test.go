@@ -47,6 +47,7 @@ var agentCorpus = []agentScript{
 	{"cloudflare: then chain", "execute", "everything.echo({ message: \"then\" }).then((r) => r.toUpperCase())", `"ECHO: THEN"`},
 	{"cloudflare: value after console.log", "execute", "console.log(\"working\");\n\"done\"", `"done"`},
 	{"cloudflare: static import then arrow", "execute", "import { get_sum } from \"@codemode/servers/everything\";\nasync () => get_sum({ a: 3, b: 4 });", `"The sum of 3 and 4 is 7."`},
+	{"a scope parameter: the tools destructured from it", "execute", "async ({ codemode, everything }) => {\n  const a = await codemode.echo({ message: \"scope\" });\n  return [a, await everything.get_sum({ a: 1, b: 1 })];\n}", `["Echo: scope","The sum of 1 and 1 is 2."]`},
 	{"pctx on execute: function declaration", "execute", "async function run() {\n  return await everything.get_sum({ a: 10, b: 5 });\n}", `"The sum of 10 and 5 is 15."`},
 
 	// Cloudflare's API server and Thoughtbox: search gets the catalog as a
