@@ -148,6 +148,7 @@ func (e *env) serve(args []string) int {
 		case <-serveCtx.Done():
 			return // the client went away; nothing to drain
 		}
+		srv.StopAccepting() // before the message: a call sent after it is refused
 		g.log.Info("shutting down: finishing runs in flight", "grace", grace)
 		dctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()

@@ -446,10 +446,15 @@ func (s *Server) serveTransport(ctx context.Context, transport mcp.Transport) er
 // graceful shutdown's grace period.
 func (s *Server) CancelRuns() { s.cancelRuns() }
 
+// StopAccepting refuses tool calls from now on (Drain does too): a caller
+// that says it is shutting down calls it first, so that a call sent after
+// the message is refused.
+func (s *Server) StopAccepting() { s.draining.Store(true) }
+
 // Drain stops accepting tool calls and waits until those in flight are done
 // (and, over stdio, answered) or ctx ends.
 func (s *Server) Drain(ctx context.Context) error {
-	s.draining.Store(true)
+	s.StopAccepting()
 	s.mu.Lock()
 	replies := s.replies
 	s.mu.Unlock()
