@@ -58,7 +58,7 @@ catalog = {servers: [{serverId, serverName, version?, description?}], operations
 			Name:  "execute",
 			Title: "Execute code against MCP tools",
 			Description: `Run an async arrow function, e.g. async () => { const r = await ` + exampleCall(servers) + `; return r }, and get {logs, result, diagnostics, toolTrace}.
-Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations. ` + unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(se.s.cfg) + sandboxDoc + " 30 s timeout.",
+Each server is a global object named by its id ("-" becomes "_"), also available as await import("@codemode/servers/<serverId>"); its tools are async functions named as in search's operations (a spec.paths path: await codemode.request({path, body}), result in .result). ` + unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(se.s.cfg) + sandboxDoc + " 30 s timeout.",
 			Annotations: &mcp.ToolAnnotations{Title: "Execute", OpenWorldHint: ptr(true)},
 		}, se.execute),
 	}

@@ -162,7 +162,7 @@ const globalsModule = "@codemode/surface/globals"
 func (s *Server) globalsSource(ctx context.Context, v *run.View) string {
 	servers, failed := s.reachable(ctx, v.Catalog())
 	var b strings.Builder
-	b.WriteString(`import { bindTools, freeze, call } from "@codemode/internal";
+	b.WriteString(`import { bindTools, freeze, call, classes } from "@codemode/internal";
 const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
 // route binds a name the way a server module binds a tool, through the same
 // host operation: a name that is no tool throws ToolNotFoundError listing
@@ -233,7 +233,7 @@ func codemodeTools(servers []*catalog.Server) map[string][2]any {
 	// Discovery's names, and those the language asks of any object (a
 	// tool named then would make codemode thenable): tools keep their
 	// prefixed names.
-	for _, name := range []string{"search", "describe", "then", "toJSON", "toString", "valueOf", "constructor"} {
+	for _, name := range []string{"search", "describe", "request", "then", "toJSON", "toString", "valueOf", "constructor"} {
 		delete(out, name)
 	}
 	return out
@@ -247,14 +247,35 @@ func codemodeTools(servers []*catalog.Server) map[string][2]any {
 // total, truncated}) and codemode.describe("server.tool" or "server")
 // gives one's declarations ({path, kind, description, types}). Both lean on
 // @codemode/discovery and the declarations, loaded when first called: a
-// run that never calls them pays for neither. ids maps each server
-// global's name to its server id.
+// run that never calls them pays for neither. codemode.request({method,
+// path, body}) calls the operation at a path of search's spec.paths, and is
+// also the global cloudflare's (Cloudflare's API server's scripts call
+// cloudflare.request). ids maps each server global's name to its server
+// id.
 const codemodeObjectSource = `const globalOf = (id) => Object.keys(ids).find((g) => ids[g] === id) ?? id;
 let decls;
 const declarations = async () => decls ??= await call("` + interfacesOp + `", []);
 const own = Object.create(null);
 for (const name of Object.keys(tools)) own[name] = toolsOf[tools[name][0]][tools[name][1]];
+// request calls the operation at a path of search's spec.paths, as
+// Cloudflare's API server's cloudflare.request does, and answers in its
+// envelope: the input is body (or query), the tool's value is result.
+const request = freeze(async function request(options) {
+  const path = String(options?.path ?? "");
+  const [server, tool, ...rest] = path.replace(/^\/+|\/+$/g, "").split("/");
+  const key = rest.length === 0 && tool ? globalOf(server) + "_" + tool : "";
+  if (!Object.hasOwn(tools, key)) {
+    const known = Object.keys(tools).filter((k) => k.startsWith(globalOf(server) + "_")).length > 0;
+    throw new classes.ToolNotFoundError("no operation at " + JSON.stringify(path), { hint: known ?
+      "paths are /<serverId>/<tool>, the keys of search's spec.paths, e.g. /" + server + "/" + Object.keys(tools).find((k) => k.startsWith(globalOf(server) + "_")).slice(globalOf(server).length + 1) :
+      "paths are /<serverId>/<tool>, the keys of search's spec.paths; servers: " + Object.values(ids).join(", ") });
+  }
+  const result = await toolsOf[tools[key][0]][tools[key][1]](options?.body ?? options?.query ?? {});
+  return { success: true, result, errors: [], messages: [] };
+});
+if (!Object.hasOwn(ids, "cloudflare")) define("cloudflare", freeze({ request }));
 define("codemode", freeze(Object.assign(own, {
+  request,
   async search(query, options) {
     const { searchTools } = await import("@codemode/discovery");
     const limit = Math.min(Math.max(Number(options?.limit) || 50, 1), 100);
@@ -325,7 +346,7 @@ func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
 			if c.Line == line && srv == nil && c.Object == "codemode" {
 				// Cloudflare's namespace (codemodeTools), unless a server
 				// took its name.
-				names := []string{"search", "describe"}
+				names := []string{"search", "describe", "request"}
 				for name := range codemodeTools(servers) {
 					names = append(names, name)
 				}
