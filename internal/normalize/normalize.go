@@ -680,6 +680,40 @@ func (p *Prepared) ReadsAt(ctx context.Context, line int) []string {
 	return a.read[line]
 }
 
+// Unawaited returns an UNAWAITED_PROMISE warning if the code, as it ran,
+// declares a tool call's value without await and uses it as a value on
+// the given line of the agent's source (any line if line is 0): code the
+// normaliser ran as written (a call surface's function, a module that sets
+// its result), whose promise's fields were undefined. With an error on
+// that line ("cannot read property"), or a null result, the missing await
+// is the fix. nil otherwise, and for code the normaliser awaited or warned
+// about already.
+func (p *Prepared) Unawaited(ctx context.Context, line int) *diag.Diagnostic {
+	if p.a != nil {
+		return nil
+	}
+	a, _ := analyze(ctx, p.src, p.opts.Lang)
+	if a == nil {
+		return nil
+	}
+	return p.unawaited(a, line)
+}
+
+func (p *Prepared) unawaited(a *analysis, line int) *diag.Diagnostic {
+	if p.a != nil {
+		return nil // the reshaped code awaited them, or said why not
+	}
+	for _, u := range a.unawaitedCalls(p.isAsync) {
+		if line != 0 && a.originLine(u.use) != line {
+			continue
+		}
+		return &diag.Diagnostic{Severity: diag.SeverityWarning, Code: diag.UnawaitedPromise, Path: a.origin(u.use),
+			Message: u.name + " holds the promise of " + u.call + "(...), not its result, and the code uses it as a value (a promise's fields are undefined)",
+			Hint:    "tool calls are async: const " + u.name + " = await " + u.call + "(...)"}
+	}
+	return nil
+}
+
 // NoResult returns a NO_RESULT warning if a run of the code ended without
 // error and with a null result although the code looks like it meant to
 // produce a value: a final expression statement or declaration, a function
@@ -694,7 +728,13 @@ func (p *Prepared) NoResult(ctx context.Context, result json.RawMessage, diags [
 		}
 	}
 	a, _ := analyze(ctx, p.src, p.opts.Lang)
-	if a == nil || p.opts.Mode == Module && !p.body && a.sets && p.dflt == "" {
+	if a == nil {
+		return nil
+	}
+	if d := p.unawaited(a, 0); d != nil {
+		return d
+	}
+	if p.opts.Mode == Module && !p.body && a.sets && p.dflt == "" {
 		return nil // it assigns its result itself; null is its value
 	}
 	warn := func(off int, msg, hint string) *diag.Diagnostic {

@@ -257,6 +257,46 @@ func TestNoResult(t *testing.T) {
 	}
 }
 
+// Code that ran as written (a call surface's function, a module that sets
+// its result) and used a tool call's promise as its value ends with null:
+// the warning names the missing await, not NO_RESULT's generic fix; an
+// error reading a property of it on that line says the same.
+func TestUnawaitedAfterRun(t *testing.T) {
+	const srv = "const srv = { add: async ({ a, b }) => ({ result: a + b }) };\n"
+	for _, c := range []struct {
+		mode Mode
+		src  string
+	}{
+		{Call, "async () => {\n  const r = srv.add({ a: 40, b: 2 });\n  return r.result;\n}"},
+		{Module, srv + "const r = srv.add({ a: 40, b: 2 });\nglobalThis.__codemode_result__ = r.result;"},
+	} {
+		src := c.src
+		p := Prepare(context.Background(), src, &Options{Mode: c.mode, Async: []string{"srv"}, Bind: bindSrv(c.mode)})
+		got, diags := runPrepared(t, p)
+		if got != "null" {
+			t.Fatalf("%q: result %s", src, got)
+		}
+		if !has(diags, diag.UnawaitedPromise, "const r = await srv.add(...)") || has(diags, diag.NoResult, "") {
+			t.Errorf("%q: want UNAWAITED_PROMISE naming the await, no NO_RESULT: %+v", src, diags)
+		}
+	}
+	p := Prepare(context.Background(), "async () => {\n  const r = srv.add({ a: 1, b: 2 });\n  return r.result.x;\n}", &Options{Mode: Call, Async: []string{"srv"}, Bind: bindSrv(Call)})
+	if d := p.Unawaited(context.Background(), 3); d == nil || !strings.Contains(d.Hint, "await srv.add") {
+		t.Errorf("line 3: %+v", d)
+	}
+	if d := p.Unawaited(context.Background(), 2); d != nil {
+		t.Errorf("line 2 uses nothing: %+v", d)
+	}
+}
+
+// bindSrv declares srv for a form whose code cannot declare it first.
+func bindSrv(m Mode) string {
+	if m == Call {
+		return "const srv = { add: async ({ a, b }) => ({ result: a + b }) };"
+	}
+	return ""
+}
+
 // The dynamic import equivalent to each form of import declaration.
 func TestDynamicImport(t *testing.T) {
 	for src, want := range map[string]string{

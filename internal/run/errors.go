@@ -167,6 +167,11 @@ func (v *View) betterHint(ctx context.Context, d diag.Diagnostic, prep *normaliz
 		// result.content[0].text: the MCP envelope, which the server
 		// modules' tool functions unwrap.
 		d.Hint = UnwrapHint
+	case d.Code == diag.UncaughtException && strings.HasPrefix(msg, "TypeError: cannot read property") && prep != nil && d.Path != "":
+		// r.items.length, r a tool call's promise (r.items is undefined).
+		if u := prep.Unawaited(ctx, pathLine(d.Path)); u != nil {
+			d.Hint = u.Message + ": " + u.Hint
+		}
 	}
 	return d
 }
