@@ -879,7 +879,7 @@ func (a *analysis) unawaitedCalls(isAsync func(string) bool) []unawaited {
 		root, _, _ := strings.Cut(d.object, ".")
 		callee := d.member
 		switch {
-		case d.object == "" && funcs[d.member]:
+		case d.object == "" && (funcs[d.member] || isAsync != nil && isAsync(d.member)):
 		case d.object != "" && (objects[d.object] || isAsync != nil && (isAsync(d.object) || isAsync(root))):
 			callee = d.object + "." + d.member
 		default:

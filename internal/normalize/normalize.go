@@ -74,7 +74,8 @@ type Options struct {
 	// the result as it is, except that a lone function is called.
 	Finish string
 	// Async names the objects whose methods are tools (a surface's server
-	// globals, tb, mcp): a call of one whose value the code uses without
+	// globals, tb, mcp), or the functions that are tools (the step
+	// surface's globals): a call of one whose value the code uses without
 	// await is awaited (names imported from @codemode/servers/* count
 	// too).
 	Async []string

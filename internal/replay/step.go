@@ -95,7 +95,7 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 		ctx = run.WithOrigin(ctx, run.Origin{Surface: "step"})
 	}
 	resp := r.RunWith(ctx, run.Request{Code: p.code, Limits: req.Limits}, run.Extra{
-		Normalize:     &normalize.Options{Mode: normalize.Body},
+		Normalize:     &normalize.Options{Mode: normalize.Body, Async: ts.globalNames()},
 		Prelude:       []string{globalsModule},
 		Modules:       ts.modules,
 		Deterministic: &sandbox.Deterministic{Seed: p.seed, Now: p.now},

@@ -238,6 +238,17 @@ return items;`
 	wantSuccess(t, steps[3], "loop2", `["a","x","c"]`)
 }
 
+// TestUnawaitedCall: a tool call whose value is used without await (a
+// model that writes calls as synchronous, as UTCP's scripts do) is awaited,
+// under its name and its camelCase alias.
+func TestUnawaitedCall(t *testing.T) {
+	src := "const r = next_page({ page: 1 });\nconst s = nextPage({ page: 2 });\nreturn [...r.items, ...s.items];"
+	steps := converse(t, Request{Messages: []Message{code("sync", src)}, Tools: counterTools}, 10, func(c ToolCall) Message {
+		return toolMsg(c.ID, `{"items":["p`+c.Function.Arguments[8:9]+`"]}`)
+	})
+	wantSuccess(t, steps[len(steps)-1], "sync", `["p1","p2"]`)
+}
+
 // TestErrorResultCaught: a tool message marked is_error (or isError)
 // throws ToolCallError in the script, with the content as its message and
 // parsed JSON as its result; the script catches it and goes on.

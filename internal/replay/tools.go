@@ -213,6 +213,20 @@ func camel(name string) string {
 // from the internal bindTools, under its export name and its alias) and
 // the prelude that makes each of them a global, unless a standard global
 // already has the name.
+// globalNames are the names the prelude binds to the client's tools (see
+// sources): normalize.Options.Async, so that a call's value used without
+// await is awaited.
+func (ts *toolset) globalNames() []string {
+	var out []string
+	for _, t := range ts.server.Tools {
+		out = append(out, t.ExportName)
+		if a := ts.aliases[t.ExportName]; a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func (ts *toolset) sources() (module, prelude string) {
 	s := ts.server
 	ops := make([]string, len(s.Tools))
