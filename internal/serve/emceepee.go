@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -374,6 +375,18 @@ func (e emceepeeSurface) execute(ctx context.Context, _ *mcp.CallToolRequest, in
 		}
 		out.Logs = append(out.Logs, msg)
 	}
+	ids := e.s.globalIDs()
+	hintUndefined(resp, func(name string) string {
+		switch id, server := ids[name]; {
+		case server:
+			return fmt.Sprintf("servers are reached through mcp: await mcp.callTool(%q, \"<tool>\", {...}); mcp.listTools(%q) lists its tools", id, id)
+		case searchNames[name]:
+			return "find tools with mcp.listServers() and mcp.listTools(server), or codemode_search"
+		case toolObjects[name] && name != "mcp":
+			return name + " is not bound here: call tools with await mcp.callTool(server, tool, args)"
+		}
+		return ""
+	})
 	for _, d := range resp.Diagnostics {
 		if d.Hint == run.UnwrapHint {
 			// mcp.callTool returns the MCP result itself.

@@ -178,6 +178,7 @@ func (f filesSurface) executeCode(ctx context.Context, _ *mcp.CallToolRequest, i
 	resp := f.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Body, Imports: interfacesImport(in.Code), Async: f.s.serverGlobals()}, Prelude: []string{globalsModule}, Modules: f.s.globalsModules, Ops: f.s.interfacesOps, LimitParams: fixedLimits})
 	f.s.hintServerKeys(ctx, resp, "listToolFiles shows their declarations")
+	hintUndefined(resp, f.s.globalsFix("listToolFiles and readToolFile show the tools' declarations, and __interfaces holds them as text"))
 	f.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }

@@ -208,6 +208,16 @@ var peerScripts = [][]peerScript{{ // Cloudflare codemode: an async arrow functi
 	{origin: "emceepee test: a syntax error", tool: "codemode_execute", code: "return {", err: "SYNTAX_ERROR"},
 	{origin: "emceepee test: an undefined name", tool: "codemode_execute", code: "return undefinedVariable", err: "UNCAUGHT_EXCEPTION"},
 	{origin: "emceepee test: a call's value as the last expression", tool: "codemode_execute", code: "const t = await mcp.listTools('memory');\nt.length", want: "9"},
+}, {
+	// Each peer's script sent to another peer's surface: the hint names what this surface has instead
+	{origin: "cloudflare execute code sent to search (read-only)", tool: "search", code: "async () => await everything.echo({ message: 'x' })", err: "UNCAUGHT_EXCEPTION", hint: "call tools with the execute tool"},
+	{origin: "thoughtbox search code sent to execute", tool: "execute", code: "async () => Object.keys(catalog.operations)", err: "UNCAUGHT_EXCEPTION", hint: "codemode.search("},
+	{origin: "cloudflare API search code sent to executeToolCode", tool: "executeToolCode", code: "return Object.keys(spec.paths).length", err: "UNCAUGHT_EXCEPTION", hint: "listToolFiles"},
+	{origin: "thoughtbox execute code sent to thoughtbox_search", tool: "thoughtbox_search", code: "async () => await tb.session.list()", err: "UNCAUGHT_EXCEPTION", hint: "thoughtbox_execute tool"},
+	{origin: "thoughtbox search code sent to thoughtbox_execute", tool: "thoughtbox_execute", code: "async () => Object.keys(catalog.operations)", err: "UNCAUGHT_EXCEPTION", hint: "find operations there"},
+	{origin: "cloudflare execute code sent to codemode_run", tool: "codemode_run", code: "const r = await everything.echo({ message: 'x' });\nreturn r;", err: "UNCAUGHT_EXCEPTION", hint: "import * as everything from \"@codemode/servers/everything\""},
+	{origin: "bifrost code sent to codemode_execute", tool: "codemode_execute", code: "return await everything.echo({ message: 'x' });", err: "UNCAUGHT_EXCEPTION", hint: "mcp.callTool(\"everything\""},
+	{origin: "emceepee code sent to execute", tool: "execute", code: "async () => await mcp.callTool('everything', 'echo', { message: 'x' })", err: "UNCAUGHT_EXCEPTION", hint: "each server is a global object"},
 }}
 
 func TestPeerScripts(t *testing.T) {

@@ -170,6 +170,18 @@ func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return res, nil
 	}
 	resp := r.s.runner.Run(ctx, rq)
+	ids := r.s.globalIDs()
+	hintUndefined(resp, func(name string) string {
+		switch id, server := ids[name]; {
+		case server:
+			return fmt.Sprintf("import the server's tools: import * as %s from %q", name, run.ServerModulePrefix+id)
+		case searchNames[name]:
+			return `find tools with import { searchTools, listTools, getTool } from "@codemode/discovery"`
+		case toolObjects[name]:
+			return name + ` is not bound here: import a server's tools from "@codemode/servers/<serverId>"`
+		}
+		return ""
+	})
 	if resp.AwaitingApproval() > 0 {
 		// The client gets the approval question instead of this response
 		// (see Server.track): the declarations go with the answer.

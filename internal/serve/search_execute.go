@@ -86,6 +86,11 @@ func (se searchExecuteSurface) search(ctx context.Context, _ *mcp.CallToolReques
 		LimitParams: fixedLimits,
 	})
 	notAFunction(ctx, in.Code, resp)
+	ids := se.s.globalIDs()
+	hintUndefined(resp, readOnlyFix("search", "execute", func(name string) bool {
+		_, server := ids[name]
+		return server || name == "codemode" || name == "cloudflare"
+	}))
 	return responseResult(resp, ""), nil
 }
 
@@ -124,6 +129,7 @@ func (se searchExecuteSurface) execute(ctx context.Context, _ *mcp.CallToolReque
 	resp := se.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Imports: interfacesImport(in.Code), Async: se.s.serverGlobals()}, Prelude: []string{globalsModule}, Modules: se.s.globalsModules, Ops: se.s.interfacesOps, LimitParams: fixedLimits})
 	se.s.hintServerKeys(ctx, resp, "search shows their operations")
+	hintUndefined(resp, se.s.globalsFix(`find tools with await codemode.search("words") and codemode.describe("server.tool")`))
 	se.s.missingTools(ctx, resp)
 	return responseResult(resp, ""), nil
 }

@@ -519,3 +519,79 @@ func (s *Server) interfacesOps(ctx context.Context, v *run.View, op string, _ js
 	}
 	return b, nil, true
 }
+
+// undefinedName returns x of an uncaught "x is not defined" whose hint the
+// run left generic (not one that already names the fix, as fs's and
+// fetch's do), or "".
+func undefinedName(d diag.Diagnostic) string {
+	if d.Code != diag.UncaughtException || !strings.Contains(d.Message, "ReferenceError") || !strings.Contains(d.Message, "is not defined") ||
+		strings.Contains(d.Hint, "@codemode/servers/") || strings.Contains(d.Hint, " is not available") {
+		return ""
+	}
+	name, _, _ := strings.Cut(d.Message[strings.Index(d.Message, "ReferenceError")+len("ReferenceError: "):], " is not defined")
+	return strings.Trim(name, "'")
+}
+
+// hintUndefined gives "x is not defined" the fix this surface has for an x
+// that another surface binds (search's catalog and spec, execute's server
+// objects, Thoughtbox's tb, emceepee's mcp): fix returns the hint for a
+// name, or "" to keep the one there is.
+func hintUndefined(resp *run.Response, fix func(name string) string) {
+	for i, d := range resp.Diagnostics {
+		if name := undefinedName(d); name != "" {
+			if h := fix(name); h != "" {
+				resp.Diagnostics[i].Hint = h
+			}
+		}
+	}
+}
+
+// globalIDs maps each configured server's global name to its id.
+func (s *Server) globalIDs() map[string]string {
+	out := map[string]string{}
+	for _, c := range s.cat.Configured() {
+		out[typegen.GlobalName(c.ID)] = c.ID
+	}
+	return out
+}
+
+// Which surface binds what, for hintUndefined.
+var (
+	searchNames = map[string]bool{"catalog": true, "spec": true}
+	toolObjects = map[string]bool{"codemode": true, "tb": true, "mcp": true, "cloudflare": true}
+)
+
+// readOnlyFix is the fix on a search tool (search, thoughtbox_search) for
+// a name its execute tool binds (bound).
+func readOnlyFix(search, execute string, bound func(string) bool) func(string) string {
+	return func(name string) string {
+		if !bound(name) {
+			return ""
+		}
+		return fmt.Sprintf("%s only reads the catalog (read-only): call tools with the %s tool, where %s is bound", search, execute, name)
+	}
+}
+
+// globalsFix is the fix on the surfaces with server globals (execute,
+// executeToolCode) for another surface's names; discover says how to find
+// tools here.
+func (s *Server) globalsFix(discover string) func(string) string {
+	return func(name string) string {
+		switch {
+		case searchNames[name]:
+			return name + " is bound by the search tool (the search-execute surface), not here: " + discover
+		case name == "tb" || name == "mcp":
+			keys := s.serverGlobals()
+			return name + " is not bound here: each server is a global object (" + orNone(keys) + "), its tools async functions, e.g. await " + firstOr(keys, "server") + ".<tool>({...})"
+		}
+		return ""
+	}
+}
+
+// firstOr is the first of list, or or.
+func firstOr(list []string, or string) string {
+	if len(list) == 0 {
+		return or
+	}
+	return list[0]
+}

@@ -81,6 +81,7 @@ func (ts thoughtboxSurface) search(ctx context.Context, _ *mcp.CallToolRequest, 
 		Ops:         ts.ops,
 		LimitParams: fixedLimits,
 	})
+	hintUndefined(resp, readOnlyFix("thoughtbox_search", "thoughtbox_execute", func(name string) bool { return name == "tb" }))
 	return responseResult(resp, ""), nil
 }
 
@@ -88,6 +89,15 @@ func (ts thoughtboxSurface) execute(ctx context.Context, _ *mcp.CallToolRequest,
 	resp := ts.s.runner.RunWith(ctx, run.Request{Code: in.Code, Limits: config.Limits{TimeoutMs: executeTimeoutMs}, DryRun: in.DryRun},
 		run.Extra{Normalize: &normalize.Options{Mode: normalize.Call, Async: []string{"tb"}}, Prelude: []string{tbSDKModule}, Modules: ts.modules, Ops: ts.ops, LimitParams: fixedLimits})
 	unknownSDK(ctx, resp)
+	hintUndefined(resp, func(name string) string {
+		switch {
+		case searchNames[name]:
+			return name + " is thoughtbox_search's: find operations there, then call tb.<module>.<operation>(...) here"
+		case toolObjects[name] || ts.s.globalIDs()[name] != "":
+			return "thoughtbox_execute binds only tb, Thoughtbox's SDK (tb.thought, tb.session, tb.knowledge, ...)"
+		}
+		return ""
+	})
 	return responseResult(resp, ""), nil
 }
 
