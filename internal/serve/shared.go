@@ -193,12 +193,11 @@ const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
 	}
 	if _, taken := ids["codemode"]; !taken {
 		j, _ := json.Marshal(ids)
-		t, _ := json.Marshal(codemodeTools(servers))
 		mods := make([]string, len(servers))
-		for i := range servers {
-			mods[i] = fmt.Sprintf("s%d", i)
+		for i, srv := range servers {
+			mods[i] = fmt.Sprintf("[%q, s%d]", typegen.GlobalName(srv.ID), i)
 		}
-		fmt.Fprintf(&b, "const ids = %s;\nconst toolsOf = [%s];\nconst tools = %s;\n%s", j, strings.Join(mods, ", "), t, codemodeObjectSource)
+		fmt.Fprintf(&b, "const ids = %s;\nconst toolsOf = [%s];\n%s", j, strings.Join(mods, ", "), codemodeObjectSource)
 	}
 	return b.String()
 }
@@ -207,37 +206,35 @@ const unreachable = (op) => new Proxy(freeze(Object.create(null)), {
 // scripts written for Cloudflare's codemode call them (its default
 // namespace holds every tool: codemode.get_sum(...)): each tool as
 // <global>_<exportName>, and as its export name alone where no other
-// server has a tool of that name. Each maps to [the server's index in
-// servers, the export name]. search and describe keep their meaning.
-func codemodeTools(servers []*catalog.Server) map[string][2]any {
+// server has a tool of that name (codemodeReserved excepted). The sandbox
+// makes the same table from the server modules (codemodeObjectSource);
+// this one names them in hints.
+func codemodeTools(servers []*catalog.Server) []string {
 	count := map[string]int{}
 	for _, srv := range servers {
 		for _, t := range srv.Tools {
 			count[t.ExportName]++
 		}
 	}
-	out := map[string][2]any{}
-	for i, srv := range servers {
-		g := typegen.GlobalName(srv.ID)
+	var out []string
+	for _, srv := range servers {
 		for _, t := range srv.Tools {
-			out[g+"_"+t.ExportName] = [2]any{i, t.ExportName}
-		}
-	}
-	for i, srv := range servers {
-		for _, t := range srv.Tools {
-			if _, taken := out[t.ExportName]; !taken && count[t.ExportName] == 1 {
-				out[t.ExportName] = [2]any{i, t.ExportName}
+			out = append(out, typegen.GlobalName(srv.ID)+"_"+t.ExportName)
+			if count[t.ExportName] == 1 && !slices.Contains(codemodeReserved, t.ExportName) {
+				out = append(out, t.ExportName)
 			}
 		}
 	}
-	// Discovery's names, and those the language asks of any object (a
-	// tool named then would make codemode thenable): tools keep their
-	// prefixed names.
-	for _, name := range []string{"search", "describe", "request", "then", "toJSON", "toString", "valueOf", "constructor"} {
-		delete(out, name)
-	}
 	return out
 }
+
+// reservedJSON is codemodeReserved for codemodeObjectSource.
+var reservedJSON = func() string { b, _ := json.Marshal(codemodeReserved); return string(b) }()
+
+// codemodeReserved are codemode's own names, and those the language asks
+// of any object (a tool named then would make codemode thenable): tools of
+// these names keep only their prefixed names.
+var codemodeReserved = []string{"search", "describe", "request", "then", "toJSON", "toString", "valueOf", "constructor"}
 
 // codemodeObjectSource defines the global `codemode` of Cloudflare's
 // codemode SDK: its tools (codemodeTools: tools maps each name to the
@@ -252,29 +249,43 @@ func codemodeTools(servers []*catalog.Server) map[string][2]any {
 // also the global cloudflare's (Cloudflare's API server's scripts call
 // cloudflare.request). ids maps each server global's name to its server
 // id.
-const codemodeObjectSource = `const globalOf = (id) => Object.keys(ids).find((g) => ids[g] === id) ?? id;
+var codemodeObjectSource = `const globalOf = (id) => Object.keys(ids).find((g) => ids[g] === id) ?? id;
 let decls;
 const declarations = async () => decls ??= await call("` + interfacesOp + `", []);
-const own = Object.create(null);
-for (const name of Object.keys(tools)) own[name] = toolsOf[tools[name][0]][tools[name][1]];
+// The tools by the names of codemodeTools, made when codemode is first
+// read: a run that never reads it pays nothing for them.
+const reserved = ` + reservedJSON + `;
+let table;
+const tools = () => {
+  if (table) return table;
+  const own = Object.create(null), count = Object.create(null);
+  const each = (f) => { for (const [g, ns] of toolsOf) for (const k of Object.keys(ns)) if (typeof ns[k] === "function") f(g, k, ns[k]); };
+  each((g, k) => { count[k] = (count[k] ?? 0) + 1; });
+  each((g, k, fn) => { own[g + "_" + k] = fn; });
+  each((g, k, fn) => { if (count[k] === 1 && !reserved.includes(k) && !(k in own)) own[k] = fn; });
+  return table = own;
+};
 // request calls the operation at a path of search's spec.paths, as
 // Cloudflare's API server's cloudflare.request does, and answers in its
 // envelope: the input is body (or query), the tool's value is result.
 const request = freeze(async function request(options) {
   const path = String(options?.path ?? "");
   const [server, tool, ...rest] = path.replace(/^\/+|\/+$/g, "").split("/");
-  const key = rest.length === 0 && tool ? globalOf(server) + "_" + tool : "";
-  if (!Object.hasOwn(tools, key)) {
-    const known = Object.keys(tools).filter((k) => k.startsWith(globalOf(server) + "_")).length > 0;
-    throw new classes.ToolNotFoundError("no operation at " + JSON.stringify(path), { hint: known ?
-      "paths are /<serverId>/<tool>, the keys of search's spec.paths, e.g. /" + server + "/" + Object.keys(tools).find((k) => k.startsWith(globalOf(server) + "_")).slice(globalOf(server).length + 1) :
+  const prefix = globalOf(server) + "_";
+  const key = rest.length === 0 && tool ? prefix + tool : "";
+  const t = tools();
+  if (!Object.hasOwn(t, key)) {
+    const example = Object.keys(t).find((k) => k.startsWith(prefix));
+    throw new classes.ToolNotFoundError("no operation at " + JSON.stringify(path), { hint: example !== undefined ?
+      "paths are /<serverId>/<tool>, the keys of search's spec.paths, e.g. /" + server + "/" + example.slice(prefix.length) :
       "paths are /<serverId>/<tool>, the keys of search's spec.paths; servers: " + Object.values(ids).join(", ") });
   }
-  const result = await toolsOf[tools[key][0]][tools[key][1]](options?.body ?? options?.query ?? {});
+  const result = await t[key](options?.body ?? options?.query ?? {});
   return { success: true, result, errors: [], messages: [] };
 });
 if (!Object.hasOwn(ids, "cloudflare")) define("cloudflare", freeze({ request }));
-define("codemode", freeze(Object.assign(own, {
+let codemode;
+Object.defineProperty(globalThis, "codemode", { get: () => codemode ??= freeze(Object.assign(Object.assign(Object.create(null), tools()), {
   request,
   async search(query, options) {
     const { searchTools } = await import("@codemode/discovery");
@@ -300,7 +311,7 @@ define("codemode", freeze(Object.assign(own, {
     const t = await discovery.getTool(id, path.slice(dot + 1));
     return { path: globalOf(id) + "." + t.exportName, kind: "method", description: t.description ?? "", types: declared[globalOf(id) + "." + t.exportName] ?? "" };
   },
-})));
+})), enumerable: false, configurable: false });
 `
 
 // reachable returns the servers a run can use, in configuration order, and
@@ -346,10 +357,7 @@ func (s *Server) missingTools(ctx context.Context, resp *run.Response) {
 			if c.Line == line && srv == nil && c.Object == "codemode" {
 				// Cloudflare's namespace (codemodeTools), unless a server
 				// took its name.
-				names := []string{"search", "describe", "request"}
-				for name := range codemodeTools(servers) {
-					names = append(names, name)
-				}
+				names := append([]string{"search", "describe", "request"}, codemodeTools(servers)...)
 				slices.Sort(names)
 				resp.Diagnostics[i].ErrorClass = diag.ToolNotFoundError
 				resp.Diagnostics[i].Message = fmt.Sprintf("Uncaught ToolNotFoundError: codemode.%s is not a tool (%s)", c.Member,
