@@ -372,3 +372,33 @@ func BenchmarkRedactResult(b *testing.B) {
 		}
 	}
 }
+
+// The gateway logs what a server writes on stderr, line by line, and a line
+// longer than maxLogLine in pieces: no piece quotes a secret, nor the part
+// of one that a cut between two pieces split.
+func TestStderrLogRedacted(t *testing.T) {
+	t.Parallel()
+	r := redact.New([]string{secretChars})
+	for _, at := range []int{0, 10, maxLogLine - len(secretChars) + 1, maxLogLine - 1, 2*maxLogLine - 7} {
+		var logs syncBuffer
+		s := newStderrSink(slog.New(slog.NewJSONHandler(&logs, nil)), r)
+		s.Write([]byte("starting with key " + secretChars + "\n"))
+		s.Write([]byte(straddle(3*maxLogLine, at, secretChars) + "\n"))
+		s.Write([]byte("exiting " + secretChars[:9]))
+		s.Write([]byte(secretChars[9:]))
+		s.flush()
+		out := logs.String()
+		if n := strings.Count(out, redact.Marker); n < 3 {
+			t.Errorf("secret at %d: %d markers in the log", at, n)
+		}
+		for _, rec := range strings.Split(strings.TrimSpace(out), "\n") {
+			var v struct{ Line string }
+			if err := json.Unmarshal([]byte(rec), &v); err != nil {
+				t.Fatal(err)
+			}
+			if leakedChars(v.Line) {
+				t.Fatalf("secret at %d: a logged line quotes it: %.300q", at, v.Line)
+			}
+		}
+	}
+}

@@ -34,6 +34,9 @@ type stderrSink struct {
 	ring [tailSize]byte
 	n    int64  // total bytes written; ring holds the last min(n, tailSize)
 	line []byte // incomplete last line, at most maxLogLine bytes
+	// split: the last line logged was a piece of a longer one, cut at
+	// maxLogLine; the next piece starts where it was cut.
+	split bool
 }
 
 func newStderrSink(log *slog.Logger, r *redact.Redactor) *stderrSink {
@@ -59,7 +62,7 @@ func (s *stderrSink) Write(p []byte) (int, error) {
 		if room := maxLogLine - len(s.line); end > room {
 			s.line = append(s.line, rest[:room]...)
 			rest = rest[room:]
-			s.emit()
+			s.emit(true)
 			continue
 		}
 		s.line = append(s.line, rest[:end]...)
@@ -67,15 +70,20 @@ func (s *stderrSink) Write(p []byte) (int, error) {
 			break
 		}
 		rest = rest[i+1:]
-		s.emit()
+		s.emit(false)
 	}
 	return len(p), nil
 }
 
-// emit logs the buffered line. s.mu is held.
-func (s *stderrSink) emit() {
-	line := strings.TrimRight(string(s.line), "\r")
+// emit logs the buffered line, redacted: the gateway's log is read by
+// people and tools that must not learn the secrets either, and a server may
+// print its own configuration. cut says the line goes on past what is
+// buffered (it was cut at maxLogLine): a secret cut there is redacted in
+// both pieces (Redactor.Fragment). s.mu is held.
+func (s *stderrSink) emit(cut bool) {
+	line := s.redact.Fragment(strings.ToValidUTF8(strings.TrimRight(string(s.line), "\r"), "\uFFFD"), s.split, cut)
 	s.line = s.line[:0]
+	s.split = cut
 	if strings.TrimSpace(line) == "" {
 		return
 	}
@@ -87,7 +95,7 @@ func (s *stderrSink) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.line) > 0 {
-		s.emit()
+		s.emit(false)
 	}
 }
 
