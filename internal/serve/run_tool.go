@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -187,7 +188,7 @@ func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		// (see Server.track): the declarations go with the answer.
 		return responseResult(resp, ""), nil
 	}
-	return responseResult(resp, r.deferredDeclarations(req, resp.ServersUsed())), nil
+	return responseResult(resp, r.deferredDeclarations(ctx, req, resp.ServersUsed())), nil
 }
 
 // deferredDeclarations returns the declarations of the servers a response
@@ -197,7 +198,13 @@ func (r *runSurface) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 // session's life. Under stateless HTTP every request is a session of its
 // own, so every response carries the declarations of the servers it used:
 // §4.4 allows deferring them to the first import, not skipping them.
-func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []string) string {
+//
+// The run is over: the answer must not wait on a server. A server the run
+// used has its tools listed already, unless the run could not import it
+// (it is still starting, or its tools/list never answers), and then there
+// is nothing to declare: at most declarationsWait is spent looking, and a
+// server not declared now is declared with a later response.
+func (r *runSurface) deferredDeclarations(ctx context.Context, req *mcp.CallToolRequest, used []string) string {
 	s := r.s
 	r.mu.Lock()
 	full := r.full
@@ -205,13 +212,11 @@ func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []strin
 	if full || len(used) == 0 {
 		return ""
 	}
-	var fresh []string
-	if s.stateless.Load() || req == nil || req.Session == nil {
-		fresh = used
-	} else {
+	var seen map[string]bool // nil: every response declares what it used
+	if !s.stateless.Load() && req != nil && req.Session != nil {
 		r.mu.Lock()
 		session := req.Session
-		seen := r.delivered[session]
+		seen = r.delivered[session]
 		if seen == nil {
 			seen = map[string]bool{}
 			r.delivered[session] = seen
@@ -223,20 +228,35 @@ func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []strin
 				r.mu.Unlock()
 			}()
 		}
-		for _, id := range used {
-			if !seen[id] {
-				fresh = append(fresh, id)
-				seen[id] = true
-			}
-		}
 		r.mu.Unlock()
 	}
+	ctx, cancel := context.WithTimeout(ctx, declarationsWait)
+	defer cancel()
 	var b strings.Builder
 	view := s.cat.View()
-	for _, id := range fresh {
-		if srv, err := view.Server(context.Background(), id); err == nil {
-			b.WriteString(s.decls.get(srv, moduleForm).text)
+	for _, id := range used {
+		if seen != nil {
+			r.mu.Lock()
+			done := seen[id]
+			r.mu.Unlock()
+			if done {
+				continue
+			}
 		}
+		srv, err := view.Server(ctx, id)
+		if err != nil {
+			continue
+		}
+		if seen != nil {
+			r.mu.Lock()
+			done := seen[id] // a concurrent response of the session declared it
+			seen[id] = true
+			r.mu.Unlock()
+			if done {
+				continue
+			}
+		}
+		b.WriteString(s.decls.get(srv, moduleForm).text)
 	}
 	if b.Len() == 0 {
 		return ""
@@ -247,6 +267,10 @@ func (r *runSurface) deferredDeclarations(req *mcp.CallToolRequest, used []strin
 	}
 	return "TypeScript declarations of the servers this script used" + once + ". " + declTypes + b.String()
 }
+
+// declarationsWait bounds how long a response waits for the tools of a
+// server its run used (see deferredDeclarations).
+const declarationsWait = 200 * time.Millisecond
 
 // runDescription is the description of the run surface's tool.
 func runDescription(cfg *config.Config, context string) string {

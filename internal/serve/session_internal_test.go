@@ -40,7 +40,7 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 		// does when the description carries only the index.
 		count := 0
 		for ss := range s.mcp.Sessions() {
-			rs.deferredDeclarations(&mcp.CallToolRequest{Session: ss}, []string{"x"})
+			rs.deferredDeclarations(t.Context(), &mcp.CallToolRequest{Session: ss}, []string{"x"})
 			count++
 		}
 		if count != n || rs.deliveredLen() != n {
