@@ -70,3 +70,26 @@ func TestResponseDoesNotWaitForAStuckServer(t *testing.T) {
 		t.Errorf("got %s", b)
 	}
 }
+
+// listToolFiles and readToolFile wait for a server that never finishes
+// listing its tools as long as tools/list does (WarmupTimeout), not as
+// long as its calls may take: the files are then those of the others.
+func TestToolFilesDoNotWaitForAStuckServer(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	cfg := testutil.Config(config.Server{Name: "calc", Transport: config.Stdio, Command: "in-memory"},
+		config.Server{Name: "stuck", Transport: config.Stdio, Command: "in-memory", CallTimeout: time.Hour})
+	cfg.Serve.Surfaces = []string{"files"}
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"calc": calcServer(), "stuck": stuckLister(release)}),
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { mgr.Close() })
+	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), WarmupTimeout: 100 * time.Millisecond})
+	g := &inproc{srv: srv, cs: connectInMemory(t, srv, "stuck")}
+	if out := string(g.call(t, "listToolFiles", map[string]any{})); !strings.Contains(out, "calc.d.ts") || strings.Contains(out, "stuck.d.ts") {
+		t.Errorf("listToolFiles: %s", out)
+	}
+	if out := string(g.call(t, "readToolFile", map[string]any{"fileName": "servers/calc.d.ts"})); !strings.Contains(out, "add") {
+		t.Errorf("readToolFile: %s", out)
+	}
+}

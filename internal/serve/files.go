@@ -76,6 +76,11 @@ const stdlibFile = "codemode.d.ts"
 // stdlibFile and the tool empty for a server-level file).
 func (f filesSurface) files(ctx context.Context) (map[string][2]string, []*catalog.Server) {
 	s := f.s
+	// A server that never finishes listing its tools must not hold the
+	// answer for as long as its calls may take (callTimeoutMs): it waits
+	// as long as tools/list does, then the files are those of the others.
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WarmupTimeout)
+	defer cancel()
 	servers, _ := s.cat.View().All(ctx)
 	out := map[string][2]string{stdlibFile: {}}
 	for _, srv := range servers {
