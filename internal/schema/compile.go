@@ -19,9 +19,12 @@ const rootURL = "https://codemode.invalid/input-schema.json"
 // Validator checks inputs against one compiled inputSchema. It is safe for
 // concurrent use and immutable after Compile.
 type Validator struct {
-	sch   *jsonschema.Schema // nil: empty or absent schema
-	doc   any                // the decoded schema, for examples and messages
-	draft *jsonschema.Draft  // what sch was compiled as
+	sch *jsonschema.Schema // nil: empty or absent schema
+	// budget bounds the work of each validation (budget.go); every
+	// schema object of sch counts against it.
+	budget *budget
+	doc    any               // the decoded schema, for examples and messages
+	draft  *jsonschema.Draft // what sch was compiled as
 
 	indexOnce sync.Once
 	index     map[string]*jsonschema.Schema // Location → schema, built on the first violation
@@ -64,9 +67,10 @@ func Compile(schema any) (*Validator, error) {
 		if i == 0 && declared != nil {
 			src = doc // as the schema says
 		}
-		sch, err := compileAs(src, d)
+		b := &budget{}
+		sch, err := compileAs(src, d, b)
 		if err == nil {
-			return &Validator{sch: sch, doc: doc, draft: d}, nil
+			return &Validator{sch: sch, doc: doc, draft: d, budget: b}, nil
 		}
 		if first == nil {
 			first = err
@@ -99,7 +103,7 @@ func compileErrorText(err error) string {
 var fallbackDrafts = []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}
 
 // compileAs compiles doc as draft d, unless doc names its own draft.
-func compileAs(doc any, d *jsonschema.Draft) (sch *jsonschema.Schema, err error) {
+func compileAs(doc any, d *jsonschema.Draft, b *budget) (sch *jsonschema.Schema, err error) {
 	// The compiler has one known panic ("baseres is nil") and is third-party
 	// code walking untrusted input: a bad schema must cost one tool its
 	// validation, never the process.
@@ -110,6 +114,8 @@ func compileAs(doc any, d *jsonschema.Draft) (sch *jsonschema.Schema, err error)
 	}()
 	c := newCompiler()
 	c.DefaultDraft(d)
+	c.RegisterVocabulary(budgetVocab(b))
+	c.AssertVocabs() // in every draft, and without a $vocabulary naming it
 	if err := c.AddResource(rootURL, doc); err != nil {
 		return nil, err
 	}

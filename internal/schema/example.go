@@ -50,22 +50,19 @@ func (v *Validator) findExample() any {
 			break
 		}
 		g := newGenerator(v, hints, deadline)
-		if ex, _ := g.synth(v.doc, "", 0, nil); valid(v.sch, ex) {
+		if ex, _ := g.synth(v.doc, "", 0, nil); v.valid(v.sch, ex) {
 			return ex
 		}
 	}
 	return nil
 }
 
-// valid checks a candidate against a compiled schema, treating a panic in
-// the validator as "no".
-func valid(s *jsonschema.Schema, x any) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return s.Validate(x) == nil
+// valid checks a candidate against s, v's compiled schema or one of its
+// subschemas, treating a panic in the validator, or a validation stopped
+// for its work, as "no".
+func (v *Validator) valid(s *jsonschema.Schema, x any) bool {
+	err, exceeded, panicked := v.check(s, x)
+	return err == nil && !exceeded && !panicked
 }
 
 func deepCopy(x any) any {

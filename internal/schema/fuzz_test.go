@@ -53,7 +53,7 @@ func FuzzValidate(f *testing.F) {
 				}
 			}
 		}
-		if ex := v.Example(); ex != nil && v.sch != nil && !valid(v.sch, ex) {
+		if ex := v.Example(); ex != nil && v.sch != nil && !v.valid(v.sch, ex) {
 			b, _ := json.Marshal(ex)
 			t.Fatalf("example %s does not validate", b)
 		}

@@ -101,7 +101,7 @@ func (g *generator) check(ptr string, c any) bool {
 		return true
 	}
 	s := g.v.schemaAtPointer(ptr)
-	return s == nil || valid(s, c)
+	return s == nil || g.v.valid(s, c)
 }
 
 // parts flattens node, its $ref target and its allOf members into the view.

@@ -58,14 +58,10 @@ func (v *Validator) Validate(input any) (viol *Violation) {
 		return viol
 	}
 	// A panic in the third-party validator must not take down the run; the
-	// upstream validates the call anyway, so let it through.
-	defer func() {
-		if recover() != nil {
-			viol = nil
-		}
-	}()
-	err := v.sch.Validate(input)
-	if err == nil {
+	// upstream validates the call anyway, so let it through. So does a
+	// validation stopped for its work (budget.go).
+	err, exceeded, panicked := v.check(v.sch, input)
+	if exceeded || panicked || err == nil {
 		return nil
 	}
 	var verr *jsonschema.ValidationError
