@@ -77,6 +77,11 @@ type run struct {
 	logsTruncated bool
 	logsCapped    bool // truncated by the number of entries, not by bytes
 
+	// inHost is set while the event loop runs a host operation's handler
+	// itself (see dispatch): a run detached then was waiting for the host,
+	// not inside a built-in.
+	inHost atomic.Bool
+
 	// live is the VM while the run holds it, for interrupts from the
 	// supervising goroutine (vmMu guards it).
 	vmMu sync.Mutex
@@ -203,7 +208,11 @@ func (r *run) detach(done <-chan struct{}) *Result {
 	} else {
 		res.TimedOut = true
 	}
-	d.Message += " (it was inside a built-in that cannot be interrupted; the run is stopped when that call returns)"
+	if r.inHost.Load() {
+		d.Message += " (it was waiting for a host operation that did not return in time; the run is stopped when it returns)"
+	} else {
+		d.Message += " (it was inside a built-in that cannot be interrupted; the run is stopped when that call returns)"
+	}
 	res.Diagnostics = []diag.Diagnostic{d}
 	res.Duration = time.Since(r.start)
 	detached.Add(1)
@@ -566,7 +575,10 @@ func (r *run) dispatch() (inline bool) {
 	// In a deterministic run timers wait for host operations anyway (see
 	// awaitRound), so a lone operation runs inline whatever is pending.
 	if len(q) == 1 && r.inflight == 1 && (r.det || len(r.timers) == 0) {
-		r.complete(r.perform(r.opCtx, q[0]))
+		r.inHost.Store(true)
+		done := r.perform(r.opCtx, q[0])
+		r.inHost.Store(false)
+		r.complete(done)
 		return true
 	}
 	if r.det {
