@@ -58,6 +58,12 @@ type guardedMethod struct {
 var guardedMethods = []*guardedMethod{
 	{name: "concat", concat: true},
 	{name: "copyWithin"},
+	// fill writes every index, which usually costs memory, but not on an
+	// object whose prototype is a typed array: a write past the typed
+	// array's end is dropped without a trace, so
+	// Array.prototype.fill.call(Object.setPrototypeOf({length: 2**53 - 1},
+	// new Uint8Array(0)), 0) looped for ever and allocated nothing.
+	{name: "fill"},
 	{name: "every", magic: true},
 	{name: "some", magic: true},
 	{name: "forEach", magic: true},
