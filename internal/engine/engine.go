@@ -75,6 +75,12 @@ type Engine struct {
 	guardTooLong func(method string, length, max uint64)
 	taLength     lib.TJSValue
 
+	// The bootstrap's implementation of the guarded string searches
+	// (strguard.go), or undefined, and the caller's bound on the engine's
+	// own.
+	strFallback lib.TJSValue
+	strMax      func() uint64
+
 	// The atom "hint" (describe.go), made when first needed.
 	hintAtom lib.TJSAtom
 }
@@ -109,7 +115,7 @@ func Attach(m *quickjs.VM) (*Engine, error) {
 	if !ok || ctx == 0 || rt == 0 || tls == nil {
 		return nil, ErrLayout
 	}
-	e := &Engine{vm: m, tls: tls, ctx: ctx, rt: rt, taLength: undefinedValue}
+	e := &Engine{vm: m, tls: tls, ctx: ctx, rt: rt, taLength: undefinedValue, strFallback: undefinedValue}
 	registryMu.Lock()
 	byContext[ctx] = e
 	byMalloc[rt+mallocStateOffset] = e
@@ -130,6 +136,8 @@ func (e *Engine) Detach() {
 	e.calls = nil
 	lib.XFreeValue(e.tls, e.ctx, e.taLength)
 	e.taLength = undefinedValue
+	lib.XFreeValue(e.tls, e.ctx, e.strFallback)
+	e.strFallback = undefinedValue
 	if e.hintAtom != 0 {
 		lib.XJS_FreeAtom(e.tls, e.ctx, e.hintAtom)
 		e.hintAtom = 0

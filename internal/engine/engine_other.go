@@ -46,6 +46,7 @@ func (p *Promise) Free()                                                        
 func (e *Engine) GuardArrayMethods(func() uint64, func(string, uint64, uint64)) error {
 	return ErrLayout
 }
+func (e *Engine) GuardStringMethods(quickjs.Value, func() uint64) error { return ErrLayout }
 
 // Description is what Describe found.
 type Description struct {

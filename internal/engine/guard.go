@@ -47,6 +47,9 @@ type guardedMethod struct {
 	name   string
 	magic  bool // cproto generic_magic rather than generic
 	concat bool // loops over its arguments too (Array.prototype.concat)
+	// str: a String.prototype search (strguard.go), of kind search.
+	str    bool
+	search int
 	// orig is the engine's own function, the same in every VM (JS_NewContext
 	// installs the same table); front is ours, a closure kept alive here
 	// because only the engine holds its address (see funcPtr).
@@ -105,18 +108,22 @@ var (
 
 // makeFronts builds the native functions the engine calls instead.
 func makeFronts() {
-	for _, m := range guardedMethods {
+	for _, m := range append(guardedMethods[:len(guardedMethods):len(guardedMethods)], stringMethods...) {
+		guard := guardCall
+		if m.str {
+			guard = stringGuard
+		}
 		var f any
 		if m.magic {
 			f = func(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, magic int32) lib.TJSValue {
-				if r, refused := guardCall(tls, ctx, m, this, argc, argv); refused {
+				if r, refused := guard(tls, ctx, m, this, argc, argv); refused {
 					return r
 				}
 				return (*(*func(*libc.TLS, uintptr, lib.TJSValue, int32, uintptr, int32) lib.TJSValue)(unsafe.Pointer(&struct{ uintptr }{m.orig})))(tls, ctx, this, argc, argv, magic)
 			}
 		} else {
 			f = func(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr) lib.TJSValue {
-				if r, refused := guardCall(tls, ctx, m, this, argc, argv); refused {
+				if r, refused := guard(tls, ctx, m, this, argc, argv); refused {
 					return r
 				}
 				return (*(*func(*libc.TLS, uintptr, lib.TJSValue, int32, uintptr) lib.TJSValue)(unsafe.Pointer(&struct{ uintptr }{m.orig})))(tls, ctx, this, argc, argv)

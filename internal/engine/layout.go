@@ -67,6 +67,10 @@ var layout = []field{
 	{"JSStackFrame", reflect.TypeFor[lib.TJSStackFrame](), "Fcur_func", 8, 16, ""},
 	{"JSStackFrame", reflect.TypeFor[lib.TJSStackFrame](), "Fcur_pc", 48, 8, "uintptr"},
 	{"JSStackFrame", reflect.TypeFor[lib.TJSStackFrame](), "Fjs_mode", 60, 4, "int32"},
+	// JSString: the word holding len (31 bits) and is_wide_char (bit 31),
+	// and JSStringRope's len (strguard.go).
+	{"JSString", reflect.TypeFor[lib.TJSString](), "F__ccgo0", 0, 4, "uint32"},
+	{"JSStringRope", reflect.TypeFor[lib.TJSStringRope](), "Flen1", 0, 4, "uint32"},
 	// JSObject: the class and, for a bytecode function, its bytecode.
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fclass_id", 18, 2, "uint16"},
 	{"JSObject", reflect.TypeFor[lib.TJSObject](), "Fu", 40, 24, ""},
@@ -111,6 +115,8 @@ var sizes = []struct {
 	{"cfuncLayout", reflect.TypeFor[cfuncLayout](), 24},
 	{"JSPropertyDescriptor", reflect.TypeFor[lib.TJSPropertyDescriptor](), 56},
 	{"JSPropertyEnum", reflect.TypeFor[lib.TJSPropertyEnum](), 8},
+	// A string's characters follow its header (strguard.go).
+	{"JSString", reflect.TypeFor[lib.TJSString](), 12},
 }
 
 // Constants of the engine this package uses, with the values it was
@@ -129,6 +135,8 @@ var constants = []struct {
 	// guard.go takes the typed array classes as one range.
 	{"JS_CLASS_UINT8C_ARRAY", lib.EJS_CLASS_UINT8C_ARRAY, 21},
 	{"JS_CLASS_FLOAT64_ARRAY", lib.EJS_CLASS_FLOAT64_ARRAY, 32},
+	{"JS_CLASS_STRING", lib.EJS_CLASS_STRING, 5},
+	{"JS_CLASS_REGEXP", lib.EJS_CLASS_REGEXP, 18},
 }
 
 // bytecodeFlagsOffset is the offset of JSFunctionBytecode's bitfield byte

@@ -107,7 +107,7 @@ var forbiddenGlobals = []string{
 	"__dirname", "__filename", "Deno", "Bun", "navigator", "importScripts", "postMessage",
 	"SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry",
 	"print", "std", "os", "scriptArgs", "gc", "bjson", "performance",
-	"__cm_handoff", "__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install",
+	"__cm_handoff", "__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install", "__cm_strguard",
 }
 
 func TestForbiddenGlobals(t *testing.T) {

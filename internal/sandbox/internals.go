@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"modernc.org/quickjs"
 
@@ -78,6 +79,15 @@ func installInternals(v *qjsVM) (*internals, error) {
 	}
 	return t, nil
 }
+
+// naiveSearchCompares bounds the character comparisons of one call of the
+// engine's own string search (indexOf, split, replace... with a string to
+// find: engine.GuardStringMethods): about a tenth of a second of one core
+// (docs/BENCHMARKS.md, "String searches"). Larger searches run in linear
+// time, interruptibly. Tests lower it to run every search that way.
+var naiveSearchCompares atomic.Uint64
+
+func init() { naiveSearchCompares.Store(1 << 26) }
 
 // maxElements is the most elements a guarded array method may loop over in
 // this run: as many as an array within the memory limit can hold (16 bytes

@@ -140,6 +140,10 @@ type qjsVM struct {
 	// Functions the bootstrap handed over with __cm_install.
 	failFn, fireFn, watchFn, resultFn, determinizeFn, isHostLimitFn quickjs.Value
 	installed                                                       bool
+	// strGuarded: the bootstrap handed its string searches to the engine's
+	// guard (__cm_strguard), with this result.
+	strGuarded  bool
+	strGuardErr error
 	// clockFn is the setter of a deterministic run's clock (determinize's
 	// result); hasClock says it is held.
 	clockFn  quickjs.Value
@@ -230,6 +234,12 @@ func (v *qjsVM) prepare(code []byte) error {
 		{"__cm_errclass", func(name string, proto quickjs.Value) {
 			v.classNames, v.classProtos = append(v.classNames, name), append(v.classProtos, proto.Dup())
 		}},
+		// The bootstrap's string searches, for the engine's guard of the
+		// engine's own (engine.GuardStringMethods).
+		{"__cm_strguard", func(fallback quickjs.Value) {
+			v.strGuardErr = v.in.e.GuardStringMethods(fallback, naiveSearchCompares.Load)
+			v.strGuarded = true
+		}},
 		{"__cm_thrown", func(e quickjs.Value) {
 			if v.hasThrown {
 				v.thrown.Free()
@@ -261,6 +271,9 @@ func (v *qjsVM) prepare(code []byte) error {
 	}
 	if !v.installed {
 		return errors.New("the sandbox bootstrap did not install its functions")
+	}
+	if !v.strGuarded || v.strGuardErr != nil {
+		return fmt.Errorf("guarding the string searches: %v", v.strGuardErr)
 	}
 	v.preparing = true
 	p, err := m.EvalValue(`import "@codemode/internal"; import "@codemode/errors";`, quickjs.EvalModule)

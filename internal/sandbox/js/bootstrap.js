@@ -32,8 +32,9 @@
     // What the host describes in Go once the script has ended (describe.go):
     errclass: g.__cm_errclass, // (name, prototype): an @codemode/errors class
     thrown: g.__cm_thrown, // (value): what a timer callback or the result threw
+    strguard: g.__cm_strguard, // (fallback): the string searches, for the engine's guard
   };
-  for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install", "__cm_note", "__cm_errclass", "__cm_thrown"]) {
+  for (const k of ["__cm_call", "__cm_log", "__cm_timer", "__cm_clear", "__cm_done", "__cm_url", "__cm_install", "__cm_note", "__cm_errclass", "__cm_thrown", "__cm_strguard"]) {
     delete g[k];
   }
 
@@ -1583,6 +1584,193 @@
     };
     defineProperty(ArrayProto, "flat", { value: methods.flat, writable: true, enumerable: false, configurable: true });
     defineProperty(ArrayProto, "flatMap", { value: methods.flatMap, writable: true, enumerable: false, configurable: true });
+  }
+
+  // --- String searches ------------------------------------------------------
+  //
+  // String.prototype.indexOf, lastIndexOf, includes, split, replace and
+  // replaceAll, given a string to find, compare it at every position of the
+  // string searched without checking the interrupt: "a".repeat(2e6).indexOf(
+  // "a".repeat(1e6) + "b") takes an hour. The engine's guard (strguard.go in
+  // internal/engine) fronts them: small searches run as they are, large
+  // indexOf, lastIndexOf and includes run in linear time in Go, and the
+  // rest comes here: split, replace and replaceAll of large searches, and
+  // any call whose receiver or argument only script code can turn into a
+  // string. These follow the specification (ECMA-262
+  // String.prototype.split, replace, replaceAll, GetSubstitution), and find
+  // each match with the guarded indexOf.
+  installStringSearch();
+  function installStringSearch() {
+    const proto = StringC.prototype;
+    const indexOf = proto.indexOf;
+    const lastIndexOf = proto.lastIndexOf;
+    const includes = proto.includes;
+    const SymbolMatch = Symbol.match;
+    const SymbolSplit = Symbol.split;
+    const SymbolReplace = Symbol.replace;
+    const RegExpProto = RegExp.prototype;
+    const regexpSource = getOwnPropertyDescriptor(RegExpProto, "source").get;
+    const MathMin = Math.min;
+    const maxUint32 = 4294967295;
+    function coercible(O, name) {
+      if (O === null || O === undefined) throw new TypeErrorC("String.prototype." + name + " called on null or undefined");
+    }
+    function toStr(v) {
+      return `${v}`; // ToString: a Symbol throws
+    }
+    function slice(s, from, to) {
+      return to === undefined ? apply(stringSlice, s, [from]) : apply(stringSlice, s, [from, to]);
+    }
+    function find(S, R, from) {
+      return apply(indexOf, S, [R, from]);
+    }
+    function isRegExp(x) {
+      if (x === null || (typeof x !== "object" && typeof x !== "function")) return false;
+      const m = x[SymbolMatch];
+      if (m !== undefined) return !!m;
+      if (x === RegExpProto) return false;
+      try {
+        apply(regexpSource, x, []); // a TypeError unless x is a RegExp
+        return true;
+      } catch (_) {
+        return false;
+      }
+    }
+    function getMethod(v, key, name) {
+      const f = v[key];
+      if (f === undefined || f === null) return undefined;
+      if (typeof f !== "function") throw new TypeErrorC("String.prototype." + name + ": the search value's " + StringC(key) + " is not a function");
+      return f;
+    }
+    function put(A, i, v) {
+      defineProperty(A, i, { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
+    }
+    function split(O, separator, limit) {
+      coercible(O, "split");
+      if (separator !== undefined && separator !== null) {
+        const splitter = getMethod(separator, SymbolSplit, "split");
+        if (splitter !== undefined) return apply(splitter, separator, [O, limit]);
+      }
+      const S = toStr(O);
+      const lim = limit === undefined ? maxUint32 : limit >>> 0;
+      const R = toStr(separator);
+      const A = [];
+      if (lim === 0) return A;
+      if (separator === undefined) {
+        put(A, 0, S);
+        return A;
+      }
+      const size = S.length;
+      const r = R.length;
+      if (r === 0) {
+        const head = MathMin(size, lim);
+        for (let i = 0; i < head; i++) put(A, i, slice(S, i, i + 1));
+        return A;
+      }
+      if (size === 0) {
+        put(A, 0, S);
+        return A;
+      }
+      let n = 0;
+      let p = 0;
+      let q = find(S, R, 0);
+      while (q !== -1) {
+        put(A, n++, slice(S, p, q));
+        if (n === lim) return A;
+        p = q + r;
+        q = find(S, R, p);
+      }
+      put(A, n, slice(S, p));
+      return A;
+    }
+    // substitute is GetSubstitution without captures: $$, $&, $` and $'
+    // are replaced, anything else is kept as written.
+    function substitute(matched, str, position, template) {
+      let result = "";
+      let i = 0;
+      const t = template.length;
+      for (;;) {
+        const d = find(template, "$", i);
+        if (d === -1 || d === t - 1) return result + slice(template, i);
+        result = result + slice(template, i, d);
+        const c = apply(charCodeAt, template, [d + 1]);
+        if (c === 36) {
+          result = result + "$";
+        } else if (c === 38) {
+          result = result + matched;
+        } else if (c === 96) {
+          result = result + slice(str, 0, position);
+        } else if (c === 39) {
+          result = result + slice(str, MathMin(position + matched.length, str.length));
+        } else {
+          result = result + "$";
+          i = d + 1;
+          continue;
+        }
+        i = d + 2;
+      }
+    }
+    function replace(O, searchValue, replaceValue, all) {
+      const name = all ? "replaceAll" : "replace";
+      coercible(O, name);
+      if (searchValue !== undefined && searchValue !== null) {
+        if (all && isRegExp(searchValue)) {
+          const flags = searchValue.flags;
+          coercible(flags, name);
+          if (find(toStr(flags), "g", 0) === -1) throw new TypeErrorC("String.prototype.replaceAll: a regular expression must have the global (g) flag");
+        }
+        const replacer = getMethod(searchValue, SymbolReplace, name);
+        if (replacer !== undefined) return apply(replacer, searchValue, [O, replaceValue]);
+      }
+      const S = toStr(O);
+      const R = toStr(searchValue);
+      const functional = typeof replaceValue === "function";
+      if (!functional) replaceValue = toStr(replaceValue);
+      const r = R.length;
+      const replacement = function (p) {
+        return functional ? toStr(apply(replaceValue, undefined, [R, p, S])) : substitute(R, S, p, replaceValue);
+      };
+      if (!all) {
+        const p = find(S, R, 0);
+        if (p === -1) return S;
+        return slice(S, 0, p) + replacement(p) + slice(S, p + r);
+      }
+      // The matches are found as they are replaced: the string searched
+      // does not change, so the replacer sees what the specification's
+      // list of positions would give it.
+      const advance = r === 0 ? 1 : r;
+      let result = "";
+      let end = 0;
+      let p = find(S, R, 0);
+      while (p !== -1) {
+        result = result + slice(S, end, p) + replacement(p);
+        end = p + r;
+        p = p + advance > S.length ? -1 : find(S, R, p + advance);
+      }
+      return end < S.length ? result + slice(S, end) : result;
+    }
+    H.strguard(function stringSearch(kind, O, a, b) {
+      switch (kind) {
+        case 0:
+          coercible(O, "indexOf");
+          return apply(indexOf, toStr(O), [toStr(a), b]);
+        case 1:
+          coercible(O, "lastIndexOf");
+          return apply(lastIndexOf, toStr(O), [toStr(a), b]);
+        case 2: {
+          coercible(O, "includes");
+          const S = toStr(O);
+          if (isRegExp(a)) throw new TypeErrorC("String.prototype.includes: the string to find must not be a regular expression");
+          return apply(includes, S, [toStr(a), b]);
+        }
+        case 3:
+          return split(O, a, b);
+        case 4:
+          return replace(O, a, b, false);
+        default:
+          return replace(O, a, b, true);
+      }
+    });
   }
 
   // Handoff to the @codemode/internal module, which takes it and deletes it
