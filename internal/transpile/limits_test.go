@@ -259,3 +259,24 @@ func TestCacheChargesOutput(t *testing.T) {
 			after-before, before, after, len(src), len(out.Code), len(out.smap))
 	}
 }
+
+// A small script that esbuild turns into tens of megabytes: an enum member
+// holding a long string, inlined at each use, or hundreds of warnings each
+// quoting a long line. The worker drops such a result (the gateway kept and
+// cached it: 370 MB for a 40 KB script) and the warnings (556 MB of the
+// gateway's memory for 80 MB of them).
+func TestOutputAmplificationIsRefused(t *testing.T) {
+	enum := "enum E { a = '" + strings.Repeat("x", 20000) + "' }\nglobalThis.__codemode_result__ = [" + strings.Repeat("E.a,", 2000) + "].length;\n"
+	out, diags := Module(context.Background(), enum, &Options{Lang: "ts"})
+	if out != nil || len(diags) != 1 || diags[0].Code != diag.SandboxLimit || !strings.Contains(diags[0].Message, "too much code") {
+		t.Fatalf("inlined enum: out %v, diagnostics %+v", out != nil, diags)
+	}
+	if _, again := Module(context.Background(), enum, &Options{Lang: "ts"}); len(again) != 1 || again[0].Message != diags[0].Message {
+		t.Errorf("the refusal is not cached: %+v", again)
+	}
+	warnings := "const o = {" + strings.Repeat("a:1,", 800) + "};" + strings.Repeat(" ", 90000) + "\nglobalThis.__codemode_result__ = 1;\n"
+	out, diags = Module(context.Background(), warnings, &Options{Lang: "js"})
+	if out == nil || len(diags) != 0 || len(out.Code) > 1<<20+8*len(warnings) {
+		t.Fatalf("duplicate keys: out %v, diagnostics %+v", out != nil, diags)
+	}
+}

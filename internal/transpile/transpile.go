@@ -248,6 +248,13 @@ func transformWithin(ctx context.Context, key cacheKey) (*Output, []diag.Diagnos
 			Hint:    "simplify the script: constant expressions that build huge strings (an enum whose members repeat each other, say) cannot be compiled"}}
 		store(key, nil, d)
 		return nil, d
+	case errors.Is(err, ErrTooLarge):
+		// Cached, as memory is: the same script would come out as large.
+		d := []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.SandboxLimit, ErrorClass: diag.SandboxLimitError,
+			Message: "compiling the script made too much code: " + strings.TrimPrefix(err.Error(), ErrTooLarge.Error()+": "),
+			Hint:    "do not use enum members or constants that hold long strings many times (esbuild writes their value at every use); build long strings at run time instead"}}
+		store(key, nil, d)
+		return nil, d
 	case errors.Is(err, context.Canceled):
 		return nil, []diag.Diagnostic{{Severity: diag.SeverityError, Code: diag.Canceled,
 			Message: "the run was cancelled while its script was being compiled",

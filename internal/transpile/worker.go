@@ -42,12 +42,29 @@ func init() { reexec.Register(workerMode, workerMain) }
 
 // ErrBusy, ErrTimeout and ErrMemory are what Transform returns when ctx's
 // deadline passed while the call waited for a worker, when the call was
-// stopped at that deadline, and when it ran out of its memory.
+// stopped at that deadline, and when it ran out of its memory. ErrTooLarge
+// is a result larger than MaxOutput allows: the worker drops it.
 var (
-	ErrBusy    = errors.New("no esbuild worker was free in time")
-	ErrTimeout = errors.New("esbuild did not finish in time")
-	ErrMemory  = errors.New("esbuild ran out of memory")
+	ErrBusy     = errors.New("no esbuild worker was free in time")
+	ErrTimeout  = errors.New("esbuild did not finish in time")
+	ErrMemory   = errors.New("esbuild ran out of memory")
+	ErrTooLarge = errors.New("esbuild's output is too large")
 )
+
+// MaxOutput is the most bytes of code and source map a transform of n
+// bytes of input may return. esbuild inlines the values of enum members
+// and constants at each use: a 40 KB script whose enum member is a 20 KB
+// string used 2,000 times became 40 MB of code, and each warning quotes
+// its whole source line (800 duplicate keys on a 95 KB line made 80 MB of
+// warnings), which the gateway decoded, kept and cached (370 and 556 MB of
+// its memory, outside any budget). Ordinary code comes out about the size
+// it went in; the bound leaves room for lowering and inlining.
+func MaxOutput(n int) int { return 1<<20 + 8*n }
+
+// Errors past maxMessages (the first few are what a diagnostic reports:
+// later ones cascade) and warnings (the gateway reports none) are dropped
+// in the worker, for the same reason.
+const maxMessages = 20
 
 // WorkerMemory caps the memory of an esbuild worker, in bytes of heap on
 // top of what the process holds when it starts. The largest script the
@@ -209,6 +226,8 @@ type workResponse struct {
 	Result api.TransformResult
 	// Panic is what esbuild panicked with, or "".
 	Panic string
+	// TooLarge is the size of a result dropped for exceeding MaxOutput.
+	TooLarge int
 }
 
 // transform makes one call. Its I/O runs on the caller's goroutine; ctx
@@ -242,6 +261,9 @@ func (w *worker) transform(ctx context.Context, input string, opts api.Transform
 	}
 	if resp.Panic != "" {
 		return api.TransformResult{}, fmt.Errorf("esbuild failed: %s", resp.Panic)
+	}
+	if resp.TooLarge > 0 {
+		return api.TransformResult{}, fmt.Errorf("%w: %d bytes of code and source map from %d bytes of input (at most %d)", ErrTooLarge, resp.TooLarge, len(input), MaxOutput(len(input)))
 	}
 	return resp.Result, nil
 }
@@ -345,13 +367,20 @@ func serveOne(req workRequest) (resp workResponse) {
 		}
 	}()
 	r := api.Transform(req.Input, req.Options)
+	if n := len(r.Code) + len(r.Map) + len(r.LegalComments); n > MaxOutput(len(req.Input)) {
+		return workResponse{TooLarge: n}
+	}
+	r.Warnings = nil
+	if len(r.Errors) > maxMessages {
+		r.Errors = r.Errors[:maxMessages]
+	}
 	// Detail is plugin data, which a transform has none of; gob could not
 	// encode an arbitrary value there.
 	for i := range r.Errors {
 		r.Errors[i].Detail = nil
-	}
-	for i := range r.Warnings {
-		r.Warnings[i].Detail = nil
+		if len(r.Errors[i].Notes) > maxMessages {
+			r.Errors[i].Notes = r.Errors[i].Notes[:maxMessages]
+		}
 	}
 	return workResponse{Result: r}
 }
