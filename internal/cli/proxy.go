@@ -60,11 +60,12 @@ func (e *env) proxy(args []string) int {
 		return ExitUsage
 	}
 	defer ln.Close()
-	hs := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: serve.BoundBodies(p.Handler())}
+	bounded := serve.ConfigureHTTPServer(hs, ln)
 	log.Info("serving the completion-API proxy", "url", "http://"+ln.Addr().String()+"/v1/chat/completions", "upstream", upstream,
 		"model", model, "auth", token != "")
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(bounded) }()
 	select {
 	case err := <-errc:
 		fmt.Fprintln(e.stderr, "codemode:", err)

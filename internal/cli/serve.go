@@ -174,7 +174,8 @@ func (e *env) serve(args []string) int {
 }
 
 func (e *env) serveHTTP(ctx context.Context, srv *serve.Server, g *gateway, ln net.Listener, o serve.HTTPOptions) int {
-	hs := &http.Server{Handler: srv.Handler(o), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Handler(o)}
+	ln = serve.ConfigureHTTPServer(hs, ln)
 	g.log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "step", "http://"+ln.Addr().String()+serve.StepPath, "stateless", o.Stateless,
 		"auth", o.AuthToken != "", "surfaces", g.cfg.Serve.Surfaces, "servers", len(g.cfg.Servers))
 	errc := make(chan error, 1)

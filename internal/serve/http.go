@@ -38,6 +38,10 @@ type HTTPOptions struct {
 	// sessions until the client deletes them. Default (in the serve
 	// command): DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions live at once: a new one closes the
+	// one idle the longest (see httpbounds.go). Zero means
+	// DefaultMaxSessions.
+	MaxSessions int
 }
 
 // MaxRequestBodyBytes bounds the body of every HTTP request: /mcp's (the
@@ -95,6 +99,10 @@ func isLoopback(host string) bool {
 // /v1/code/step.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	s.stateless.Store(o.Stateless)
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	s.maxSessions.Store(int64(o.MaxSessions))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, SessionTimeout: o.SessionTimeout, Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}), MaxRequestBodyBytes: MaxRequestBodyBytes,
 			// The SDK refuses a foreign Host on a loopback listener, against
@@ -121,7 +129,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "codemode serves MCP at /mcp", http.StatusNotFound)
 	})
-	return mux
+	return limitBodies(&bodyBudget{limit: MaxBodyBytesInFlight}, mux)
 }
 
 // guard checks the Origin (against DNS rebinding) and the bearer token:

@@ -152,6 +152,12 @@ type Server struct {
 	// (builtin.Caller.Session): Thoughtbox's current session is per MCP
 	// session. Entries go when their session ends.
 	sessionKeys map[*mcp.ServerSession]string
+
+	// The live sessions of a stateful HTTP endpoint, and their bound
+	// (httpbounds.go; 0 until Handler sets it: stdio has one session).
+	sessMu      sync.Mutex
+	sessUse     map[*mcp.ServerSession]*sessionUse
+	maxSessions atomic.Int64
 }
 
 // New returns a Server for runner's catalog. mgr is used for the emceepee
@@ -170,6 +176,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 
 		sessionKeys: map[*mcp.ServerSession]string{},
 		sealer:      outer.NewSealer(),
+		sessUse:     map[*mcp.ServerSession]*sessionUse{},
 	}
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	if opts != nil {
@@ -220,7 +227,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	// refresh works; their descriptions are completed by that refresh,
 	// which tools/list waits for. (A client connected by then may receive
 	// one tools/list_changed before it has listed anything.)
-	s.mcp.AddReceivingMiddleware(s.waitForWarmup, unescapedResults)
+	s.mcp.AddReceivingMiddleware(s.capSessions, s.waitForWarmup, unescapedResults)
 	s.register(nil)
 	return s
 }
