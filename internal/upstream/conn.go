@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -87,9 +90,9 @@ func newServerConn(m *Manager, cfg config.Server) *serverConn {
 		CreateMessageHandler:        c.handleSampling,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged() },
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { m.progressNotified(r) },
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			if r.Params != nil {
-				c.log.Debug("upstream log", slog.String("level", string(r.Params.Level)), slog.Any("data", r.Params.Data))
+		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
+			if r.Params != nil && c.log.Enabled(ctx, slog.LevelDebug) {
+				c.log.Debug("upstream log", slog.String("level", string(r.Params.Level)), slog.String("data", logData(c.m.redact, r.Params.Data)))
 			}
 		},
 	})
@@ -371,4 +374,16 @@ func isEnded(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) ||
 		errors.Is(err, mcp.ErrSessionMissing)
+}
+
+// logData is an upstream log notification's data as the gateway logs it:
+// its JSON, redacted, then cut to maxLogLine, as a stderr line is (a server
+// may log its own configuration, and the gateway's log is read by people
+// and tools that must not learn the secrets either).
+func logData(r *redact.Redactor, data any) string {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Sprintf("(not JSON: %v)", err)
+	}
+	return r.Clip(string(r.JSON(b)), maxLogLine)
 }
