@@ -950,6 +950,17 @@ func stoppedAt(method string) func(*testing.T, *Result) {
 	}
 }
 
+// stopsAttached: the deadline or the memory limit stopped the script, whose
+// JavaScript had stopped when the run was answered (it was not inside a
+// built-in that never checks the interrupt).
+func stopsAttached(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Detached {
+		t.Fatalf("the run was answered while its JavaScript was still inside a built-in: %s", diagString(res))
+	}
+	stopsAtALimit(t, res)
+}
+
 // refusedLength: the call was refused with a TypeError because only script
 // code could tell the length, which the engine would read again.
 func refusedLength(t *testing.T, res *Result) {
@@ -1034,6 +1045,22 @@ globalThis.__codemode_result__ = [s instanceof Sub, holes, mapped, threw, Array.
 	{name: "flat of a nested huge sparse array", opts: withLimits(loopLimits), code: `[new Array(2 ** 32 - 1)].flat();`, check: timesOut},
 	{name: "flatMap over a huge array-like", opts: withLimits(loopLimits), code: `Array.prototype.flatMap.call(` + huge + `, (x) => x);`, check: timesOut},
 	{name: "find over a huge array-like calls its callback", opts: withLimits(loopLimits), code: `Array.prototype.find.call(` + huge + `, () => false);`, check: timesOut},
+	// The engine's String.raw loops over the raw strings' length and, once
+	// its string is too long or memory has run out, goes on appending
+	// nothing without checking the interrupt: a run detached at its
+	// deadline that held a core for ever. The bootstrap's String.raw is
+	// JavaScript, and stops at the deadline (or the memory limit).
+	{name: "String.raw over a huge array-like", opts: withLimits(loopLimits), code: `String.raw({ raw: ` + huge + ` });`, check: stopsAttached},
+	{name: "String.raw over a huge sparse array", opts: withLimits(loopLimits), code: `String.raw({ raw: new Array(2 ** 32 - 1) }, 1, 2);`, check: stopsAttached},
+	{name: "String.raw follows the specification", code: `const out = [String.raw` + "`a${1}b${2}\\n`" + `, String.raw({ raw: ["x", "y", "z"] }, 0, 1, 2, 3),
+  String.raw({ raw: "abc" }, "-", "+"), String.raw({ raw: { length: 0 } }), String.raw({ raw: { length: 2.7, 0: "p", 1: "q" } }, 9),
+  String.raw.length, String.raw.name];
+for (const bad of [() => String.raw(), () => String.raw({}), () => String.raw({ raw: [Symbol()] }), () => String.raw({ raw: { length: 1n } })]) {
+  try { bad(); out.push("no error"); } catch (e) { out.push(e.name); }
+}
+globalThis.__codemode_result__ = out;`, check: func(t *testing.T, res *Result) {
+		wantResult(t, res, `["a1b2\\n","x0y1z","a-b+c","","p9q",1,"raw","TypeError","TypeError","TypeError","TypeError"]`)
+	}},
 	// Memory bounds these (a small limit; a race-detector build may still
 	// reach the timeout first: either limit ends them).
 	{name: "Array.from a huge array-like", opts: smallBomb, code: `Array.from({ length: 2 ** 32 - 1 });`, check: memoryOrTime},

@@ -1773,6 +1773,38 @@
     });
   }
 
+  // --- String.raw -------------------------------------------------------------
+  //
+  // The engine's String.raw reads the length of the template's raw strings,
+  // then loops that many times without checking the interrupt, and once the
+  // string it builds is too long, or memory has run out, it goes on
+  // appending nothing: String.raw({ raw: { length: 2 ** 53 - 1 } }) held a
+  // core for ever after its run was answered. This follows the
+  // specification (ECMA-262 String.raw); its loop checks the interrupt, and
+  // an append past the longest string throws.
+  installStringRaw();
+  function installStringRaw() {
+    const MathTrunc = Math.trunc;
+    const maxSafe = 9007199254740991;
+    const methods = {
+      raw(template) {
+        if (template === null || template === undefined) throw new TypeErrorC("String.raw: the template is null or undefined");
+        const raw = ObjectC(template).raw;
+        if (raw === null || raw === undefined) throw new TypeErrorC("String.raw: the template's raw strings are null or undefined");
+        const literals = ObjectC(raw);
+        let n = +literals.length; // ToLength: ToNumber throws for a BigInt or a Symbol
+        n = n !== n || n <= 0 ? 0 : n < maxSafe ? MathTrunc(n) : maxSafe;
+        let R = "";
+        for (let i = 0; i < n; i++) {
+          R += `${literals[i]}`; // ToString: a Symbol throws
+          if (i + 1 < n && i + 1 < arguments.length) R += `${arguments[i + 1]}`;
+        }
+        return R;
+      },
+    };
+    defineProperty(StringC, "raw", { value: methods.raw, writable: true, enumerable: false, configurable: true });
+  }
+
   // Handoff to the @codemode/internal module, which takes it and deletes it
   // before agent code runs (see sandbox.prewarm).
   const internal = create(null);
