@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/scripts"
+	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/ui"
 )
 
@@ -67,7 +67,8 @@ func (e *env) ui(args []string) int {
 	mux.Handle("/ui", pages)
 	mux.Handle("/ui/", pages)
 	mux.Handle("/{$}", http.RedirectHandler("/ui/", http.StatusFound))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: serve.BoundBodies(mux)}
+	ln = serve.ConfigureHTTPServer(hs, ln)
 	log.Info("serving the inspector", "url", "http://"+ln.Addr().String()+"/ui/", "store", st.Where())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
