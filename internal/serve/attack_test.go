@@ -93,3 +93,38 @@ func TestToolFilesDoNotWaitForAStuckServer(t *testing.T) {
 		t.Errorf("readToolFile: %s", out)
 	}
 }
+
+// A server whose tool description is a megabyte of one letter, and whose
+// parameter's is a megabyte of spaces: its declarations are rendered and
+// sized, and its tools listed and called. The tokenizer that sizes the
+// declarations took the square of such a run's length (a 256 KB one held
+// every call that needed the declarations for over a minute, a 1 MB one
+// for twenty).
+func TestLongRunsInDescriptions(t *testing.T) {
+	t.Parallel()
+	up := mcp.NewServer(&mcp.Implementation{Name: "wordy", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	schema := json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","description":"` + strings.Repeat(" ", 1<<20) + `x"}}}`)
+	up.AddTool(&mcp.Tool{Name: "t", Description: strings.Repeat("a", 1<<20), InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	cfg := testutil.Config(config.Server{Name: "wordy", Transport: config.Stdio, Command: "in-memory"})
+	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"wordy": up}),
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { mgr.Close() })
+	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	cs := connectInMemory(t, srv, "wordy")
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{
+		"code": `import { t } from "@codemode/servers/wordy"; globalThis.__codemode_result__ = await t({});`}})
+	if err != nil {
+		t.Fatalf("the run was not answered: %v", err)
+	}
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), `\"result\":\"done\"`) {
+		t.Errorf("got %.500s", b)
+	}
+}

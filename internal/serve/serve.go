@@ -172,7 +172,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 		warm:     make(chan struct{}),
 		refreshQ: make(chan struct{}, 1),
 		tools:    map[string]string{},
-		decls:    newDeclCache(),
+		decls:    newDeclCache(runner.Config().Serve.TypesBudgetTokens),
 
 		sessionKeys: map[*mcp.ServerSession]string{},
 		sealer:      outer.NewSealer(),

@@ -42,18 +42,28 @@ type declKey struct {
 }
 
 type decl struct {
-	text   string
+	text string
+	// tokens is text's size in tokens, exact up to the cache's budget and
+	// otherwise some number past it: it is only compared with the budget,
+	// and counting what cannot fit costs the tokenizer's time and memory
+	// for nothing (a 200,000-value enum's 2.7 MB of declarations, 600 MB
+	// allocated).
 	tokens int
 }
 
 // declCache keeps rendered declarations per server snapshot: snapshots are
 // immutable, so a rendering is valid until the server's tools change.
 type declCache struct {
-	mu sync.Mutex
-	m  map[declKey]decl
+	mu     sync.Mutex
+	m      map[declKey]decl
+	budget int
 }
 
-func newDeclCache() *declCache { return &declCache{m: map[declKey]decl{}} }
+// newDeclCache returns a cache whose token counts are exact up to budget
+// (TypesBudgetTokens).
+func newDeclCache(budget int) *declCache {
+	return &declCache{m: map[declKey]decl{}, budget: budget}
+}
 
 func (c *declCache) get(s *catalog.Server, f form) decl {
 	k := declKey{s.ID, s.Snapshot.Generation, f}
@@ -69,7 +79,7 @@ func (c *declCache) get(s *catalog.Server, f form) decl {
 	} else {
 		text, _ = typegen.ServerGlobal(Declarations(s), nil)
 	}
-	d = decl{text: text, tokens: typegen.CountTokens(text)}
+	d = decl{text: text, tokens: typegen.CountTokensUpTo(text, c.budget)}
 	c.mu.Lock()
 	// Drop renderings of older snapshots of the same server.
 	for old := range c.m {

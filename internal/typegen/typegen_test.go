@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -108,6 +109,50 @@ func TestCountTokens(t *testing.T) {
 	}
 	if n := CountTokens(""); n != 0 {
 		t.Errorf("CountTokens(\"\") = %d", n)
+	}
+}
+
+// Ordinary text is counted exactly as the tokenizer counts it whole, though
+// it is encoded in segments; a run the tokenizer cannot split (which costs
+// it the square of its length: a 1 MB run of letters in an upstream's
+// description held a core for twenty minutes) is cut into segments of
+// bounded length.
+func TestCountTokensSegments(t *testing.T) {
+	CountTokens("") // loads the vocabulary
+	para := "/** Search the issues of a repository; `query` uses GitHub's syntax (is:open label:bug).\n" +
+		" * Returns at most 100 results, newest first. Überprüft 日本語のテキスト, naïve café, 12345 67.89 -1e9.\n */\n" +
+		"export function searchIssues(args: { owner: string; repo: string; query?: string; perPage?: number }): Promise<ToolResult>;\n" +
+		`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]}},"required":["a"]}` + "\n\t  indented  twice \r\n" +
+		"a  b   c    d / e // f {\n/ g ... (h) [i] 'j' \"k\" don't we'll I'M\n\n\n"
+	for _, text := range []string{strings.Repeat(para, 40), strings.Repeat("word ", 3000), strings.Repeat("ab cd ", 2000) + strings.Repeat("x", 100)} {
+		if len(text) <= segmentBytes {
+			t.Fatalf("a text of %d bytes is one segment", len(text))
+		}
+		if got, want := CountTokens(text), len(enc.EncodeOrdinary(text)); got != want {
+			t.Errorf("CountTokens of %d bytes = %d, want %d (the count of the whole)", len(text), got, want)
+		}
+	}
+	for _, run := range []string{strings.Repeat("a", 1<<20), strings.Repeat(" ", 1<<20), strings.Repeat("é", 1<<19), strings.Repeat("ab", 1<<19) + " " + strings.Repeat("a", 5000)} {
+		s, parts := run, 0
+		for s != "" {
+			cut := segmentEnd(s)
+			if cut <= 0 || cut > segmentBytes || !utf8.ValidString(s[:cut]) {
+				t.Fatalf("a segment of %d bytes (at most %d, on a character boundary)", cut, segmentBytes)
+			}
+			s = s[cut:]
+			parts++
+		}
+		if parts < len(run)/segmentBytes {
+			t.Errorf("%d segments for %d bytes", parts, len(run))
+		}
+	}
+	// Counting up to a limit stops past it.
+	long := strings.Repeat(para, 400)
+	if n := CountTokensUpTo(long, 100); n <= 100 || n > 100+segmentBytes {
+		t.Errorf("CountTokensUpTo(%d bytes, 100) = %d, want past 100 by at most one segment", len(long), n)
+	}
+	if n, want := CountTokensUpTo(para, 1<<20), CountTokens(para); n != want {
+		t.Errorf("CountTokensUpTo under its limit = %d, want %d", n, want)
 	}
 }
 
