@@ -67,10 +67,12 @@ var (
 	// ErrDeniedTool: the configuration's tool policy denies the tool; the
 	// call was not sent.
 	ErrDeniedTool = errors.New("no such tool")
-	// ErrMessageTooLarge: a stdio server sent one message (usually a tool
-	// result) larger than the SDK reads; the SDK then had to drop the
-	// connection. The server is not at fault and is restarted at once.
-	ErrMessageTooLarge = fmt.Errorf("sent a message larger than %d MiB, the most the MCP SDK reads in one stdio message", mcp.DefaultMaxLineLength>>20)
+	// ErrMessageTooLarge: a server sent one message (usually a tool
+	// result) larger than the gateway reads (the MCP SDK's bound on a
+	// stdio message, which the gateway applies to a remote server's JSON
+	// answer too); the connection had to be dropped. The server is not at
+	// fault and is restarted (reconnected) at once.
+	ErrMessageTooLarge = fmt.Errorf("sent a message larger than %d MiB, the most the gateway reads in one message", mcp.DefaultMaxLineLength>>20)
 	// ErrBackoff is wrapped by the fail-fast errors returned while a server
 	// waits to be restarted; [Error.RetryIn] says for how long.
 	ErrBackoff = errors.New("waiting before the next restart")

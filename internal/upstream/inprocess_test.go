@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -407,5 +408,61 @@ func BenchmarkSnapshotCached(b *testing.B) {
 		if _, err := m.Snapshot(ctx, "s"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A remote server that answers a call as JSON (not as an event stream) with
+// more than the SDK reads in one message: the call fails with an error that
+// says so, and the next call reconnects. The SDK reads a JSON answer whole:
+// a server sending gigabytes took the gateway's memory with it.
+func TestHugeJSONAnswerIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	addTool(srv, "small")
+	srv.AddTool(&mcp.Tool{Name: "huge", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", maxMessageBytes+1)}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	m, _ := newManager(t, []config.Server{{ID: "s", Name: "s", Transport: config.Streamable, URL: serveHTTP(t, h, nil)}}, nil)
+	if got := call(t, m, "s", "small", nil); got != "small" {
+		t.Fatalf("small: %q", got)
+	}
+	_, err := m.CallTool(context.Background(), "s", "huge", nil)
+	e := asError(t, err, "s", Died)
+	if !errors.Is(err, ErrMessageTooLarge) || !strings.Contains(e.Hint, "ask the tool for less") {
+		t.Fatalf("error %q (hint %q), want ErrMessageTooLarge with a hint to ask for less", err, e.Hint)
+	}
+	if got := call(t, m, "s", "small", nil); got != "small" {
+		t.Errorf("the next call = %q, want the server reconnected at once", got)
+	}
+
+	// An error status with a 256 MiB body: the SDK reads it whole, to look
+	// for a JSON-RPC error in it. The gateway stops reading (and the
+	// server's writes fail) past the bound.
+	var wrote atomic.Int64
+	const body = 256 << 20
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := []byte(strings.Repeat("<p>error</p>", 1000))
+		for wrote.Load() < body {
+			n, err := w.Write(chunk)
+			wrote.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(endless.Close)
+	m2, _ := newManager(t, []config.Server{{ID: "e", Name: "e", Transport: config.Streamable, URL: endless.URL}}, nil)
+	if _, err := m2.Snapshot(context.Background(), "e"); err == nil {
+		t.Fatal("a server answering 500 connected")
+	}
+	if n := wrote.Load(); n >= body {
+		t.Errorf("the gateway read the whole %d MiB error body", n>>20)
 	}
 }

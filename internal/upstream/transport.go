@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -147,9 +148,10 @@ func (p *process) tooLarge() bool {
 }
 
 // isFrameTooLarge recognises the SDK's unexported errFrameTooLarge by its
-// text (TestHugeResultRestartsTheServer fails if the text changes).
+// text (TestHugeResultRestartsTheServer fails if the text changes), and
+// errBodyTooLarge, which the SDK quotes as text.
 func isFrameTooLarge(err error) bool {
-	return strings.Contains(err.Error(), "exceeded the configured maximum line length")
+	return strings.Contains(err.Error(), "exceeded the configured maximum line length") || strings.Contains(err.Error(), errBodyTooLarge.Error())
 }
 
 func (m *Manager) newProcess(s config.Server, log *slog.Logger) *process {
@@ -396,11 +398,49 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Body:            strings.TrimSpace(text),
 		}
 	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// The SDK reads a JSON answer whole, and the body of any error
+		// status (an event stream's events it bounds itself, as it does a
+		// stdio server's messages): a server answering with gigabytes took
+		// the gateway's memory with it.
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxMessageBytes}
+	}
 	if t.lists != nil {
 		t.lists.tapHTTP(req, resp, t.authOnGET, list)
 	}
 	tapTasks(req, resp, t.authOnGET)
 	return resp, nil
+}
+
+// maxMessageBytes bounds one message from a remote server answered as
+// JSON: the size the MCP SDK allows one stdio message or one event of an
+// event stream.
+const maxMessageBytes = mcp.DefaultMaxLineLength
+
+// errBodyTooLarge is the error reading a remote server's JSON answer longer
+// than maxMessageBytes. The SDK quotes it in its own error, as text, which
+// isFrameTooLarge recognises.
+var errBodyTooLarge = errors.New("the answer is larger than the most the gateway reads in one message")
+
+// cappedBody fails once more than left bytes have been read.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, errBodyTooLarge
+	}
+	return n, err
 }
 
 // redactURL drops the query and user info, which may carry secrets.
