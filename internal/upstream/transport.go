@@ -398,11 +398,13 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Body:            strings.TrimSpace(text),
 		}
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if (mt == "application/json" || resp.StatusCode < 200 || resp.StatusCode > 299) && (resp.ContentLength < 0 || resp.ContentLength > maxMessageBytes) {
 		// The SDK reads a JSON answer whole, and the body of any error
 		// status (an event stream's events it bounds itself, as it does a
 		// stdio server's messages): a server answering with gigabytes took
-		// the gateway's memory with it.
+		// the gateway's memory with it. A body that declares a length
+		// within the bound is left as it is: net/http reads no further.
 		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxMessageBytes}
 	}
 	if t.lists != nil {
