@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/redact"
 )
 
 // Requests from upstreams. An upstream may ask its client for input while
@@ -35,8 +37,10 @@ import (
 // the capabilities of its run's client (the protocol has them per
 // request); a 2025-11-25 session is shared by every client's runs and
 // declares elicitation, sampling and roots at its start, and a request the
-// run's client cannot answer is refused with the reason. Text an upstream
-// sends to a client through a request is redacted as all it sends is.
+// run's client cannot answer is refused with the reason. What an upstream
+// sends to a client through a request is redacted as all it sends is: the
+// whole request (schemas, prompts, hints, metadata, binary data), not only
+// its message.
 
 // Forwarder passes an upstream's requests on to the client of a run. The
 // serving layer's is the run's outer.Channel.
@@ -223,8 +227,7 @@ func (c *serverConn) handleElicit(ctx context.Context, req *mcp.ElicitRequest) (
 	if err != nil {
 		return nil, err
 	}
-	p := *req.Params
-	p.Message = c.m.redact.String(p.Message)
+	p := redact.Value(c.m.redact, *req.Params)
 	res, err := f.ForwardElicit(ctx, c.cfg.ID, &p)
 	if err != nil {
 		return nil, c.forwardErr("elicitation/create", err)
@@ -238,24 +241,43 @@ func (c *serverConn) handleSampling(ctx context.Context, req *mcp.CreateMessageR
 	if err != nil {
 		return nil, err
 	}
-	p := *req.Params
-	if !c.m.redact.Empty() {
-		p.SystemPrompt = c.m.redact.String(p.SystemPrompt)
-		msgs := make([]*mcp.SamplingMessage, len(p.Messages))
-		for i, m := range p.Messages {
-			cp := *m
-			if tc, ok := m.Content.(*mcp.TextContent); ok {
-				cp.Content = &mcp.TextContent{Text: c.m.redact.String(tc.Text), Meta: tc.Meta, Annotations: tc.Annotations}
-			}
-			msgs[i] = &cp
-		}
-		p.Messages = msgs
-	}
+	p := redactSampling(c.m.redact, *req.Params)
 	res, err := f.ForwardSampling(ctx, c.cfg.ID, &p)
 	if err != nil {
 		return nil, c.forwardErr("sampling/createMessage", err)
 	}
 	return res, nil
+}
+
+// redactSampling returns p with the server's secrets redacted throughout:
+// in its JSON (texts, system prompt, stop sequences, model hints, metadata)
+// and in the binary data of its messages, which JSON shows only
+// base64-encoded. A sampling request goes to the client's model.
+func redactSampling(r *redact.Redactor, p mcp.CreateMessageParams) mcp.CreateMessageParams {
+	if r.Empty() {
+		return p
+	}
+	p = redact.Value(r, p)
+	msgs := make([]*mcp.SamplingMessage, len(p.Messages))
+	for i, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		cp := *m
+		switch c := m.Content.(type) {
+		case *mcp.ImageContent:
+			cc := *c
+			cc.Data = r.Bytes(c.Data)
+			cp.Content = &cc
+		case *mcp.AudioContent:
+			cc := *c
+			cc.Data = r.Bytes(c.Data)
+			cp.Content = &cc
+		}
+		msgs[i] = &cp
+	}
+	p.Messages = msgs
+	return p
 }
 
 // rootsMiddleware passes an upstream's roots/list on (the SDK answers it
@@ -298,18 +320,19 @@ func (c *serverConn) answerInputs(ctx context.Context, requests map[string]json.
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("input request %q is not a request: %v", key, err)
 		}
+		r.Params = c.m.redact.JSON(r.Params)
 		var res any
 		var err error
 		switch r.Method {
 		case "elicitation/create":
 			var p mcp.ElicitParams
 			if err = json.Unmarshal(r.Params, &p); err == nil {
-				p.Message = c.m.redact.String(p.Message)
 				res, err = f.ForwardElicit(ctx, c.cfg.ID, &p)
 			}
 		case "sampling/createMessage":
 			var p mcp.CreateMessageParams
 			if err = json.Unmarshal(r.Params, &p); err == nil {
+				p = redactSampling(c.m.redact, p)
 				res, err = f.ForwardSampling(ctx, c.cfg.ID, &p)
 			}
 		case "roots/list":

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -399,6 +401,91 @@ func TestStderrLogRedacted(t *testing.T) {
 			if leakedChars(v.Line) {
 				t.Fatalf("secret at %d: a logged line quotes it: %.300q", at, v.Line)
 			}
+		}
+	}
+}
+
+// recordingForwarder answers every request, recording what it was asked
+// as JSON.
+type recordingForwarder struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *recordingForwarder) ClientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
+}
+func (f *recordingForwarder) Peer() any { return f }
+func (f *recordingForwarder) record(v any) {
+	b, _ := json.Marshal(v)
+	f.mu.Lock()
+	f.asked = append(f.asked, string(b))
+	f.mu.Unlock()
+}
+func (f *recordingForwarder) ForwardElicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	f.record(p)
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+func (f *recordingForwarder) ForwardSampling(_ context.Context, _ string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	f.record(p)
+	return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+}
+func (f *recordingForwarder) ForwardRoots(context.Context, string) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{}, nil
+}
+
+// What an upstream asks the run's client (elicitation, sampling: shown to
+// its user, or sent to its model) is redacted everywhere, not only in the
+// message: the requested schema's titles, descriptions, defaults and enum
+// values, a sampling request's system prompt, image data, stop sequences,
+// model hints and metadata. Only the message and the text of the messages
+// were, and nothing of a sampling request made as a task's input request.
+func TestForwardedRequestsAreRedacted(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	elicit := &mcp.ElicitParams{Message: "key " + doorSecret, RequestedSchema: json.RawMessage(`{"type":"object","title":"` + doorSecret + `",` +
+		`"properties":{"k":{"type":"string","description":"` + doorSecret + `","default":"` + doorSecret + `","enum":["` + doorSecret + `"]}}}`)}
+	sample := &mcp.CreateMessageParams{MaxTokens: 5, SystemPrompt: "use " + doorSecret, StopSequences: []string{doorSecret},
+		Metadata: map[string]any{"key": doorSecret}, ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: doorSecret}}},
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: doorSecret}},
+			{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: []byte("png " + doorSecret)}}}}
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := req.Session.Elicit(ctx, elicit); err != nil {
+			return nil, err
+		}
+		if _, err := req.Session.CreateMessage(ctx, sample); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked"}}}, nil
+	})
+	cfg := config.Server{ID: "s", Name: "s", Secrets: []string{doorSecret}}
+	m, _ := newManager(t, []config.Server{cfg}, &Options{Dial: DialInMemory(map[string]*mcp.Server{"s": srv}), ProtocolVersion: "2025-11-25"})
+	f := &recordingForwarder{}
+	ctx, cancel := context.WithTimeout(WithForwarder(context.Background(), f), 20*time.Second)
+	defer cancel()
+	if _, err := m.CallTool(ctx, "s", "ask", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A 2026-07-28 task's input requests, as the tasks extension sends them.
+	inputs := map[string]json.RawMessage{
+		"e": json.RawMessage(`{"method":"elicitation/create","params":` + mustJSON(t, elicit) + `}`),
+		"s": json.RawMessage(`{"method":"sampling/createMessage","params":` + mustJSON(t, sample) + `}`),
+	}
+	if _, err := m.byID["s"].answerInputs(ctx, inputs); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.asked) != 4 {
+		t.Fatalf("the client was asked %d times, want 4: %q", len(f.asked), f.asked)
+	}
+	b64 := base64.StdEncoding.EncodeToString([]byte("png " + doorSecret))
+	for _, a := range f.asked {
+		if strings.Contains(a, doorSecret) || strings.Contains(a, "0123456789abcdef") || strings.Contains(a, b64) {
+			t.Errorf("the client was asked %s", a)
+		}
+		if !strings.Contains(a, redact.Marker) {
+			t.Errorf("nothing was redacted in %s", a)
 		}
 	}
 }
