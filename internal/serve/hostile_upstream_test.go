@@ -74,7 +74,8 @@ func (h *hostileGateway) run(t *testing.T, code string, limits string) string {
 // A server that puts its configured secret everywhere it can (log
 // notifications, stderr lines long enough to be cut, JSON-RPC error
 // messages and isError texts with the secret across every clip the
-// gateway makes, its environment), and that answers with a 1 MiB result
+// gateway makes, its environment, a task's statusMessage when it cancels
+// the task), and that answers with a 1 MiB result
 // of "<" as structured content: nothing of the secret reaches the client
 // or the gateway's own log (at debug level), and the result goes over the
 // wire once, unescaped.
@@ -84,7 +85,7 @@ func TestHostileUpstream(t *testing.T) {
 	var out []string
 	out = append(out, h.run(t, `import * as h from "@codemode/servers/hostile";
 const out = {};
-for (const [name, args] of [["leak", {}], ["fail", {}], ["throw", {}], ["notify", {n: 5}], ["env", {}], ["escaped", {}]]) {
+for (const [name, args] of [["leak", {}], ["fail", {}], ["throw", {}], ["notify", {n: 5}], ["env", {}], ["escaped", {}], ["task", {}]]) {
   try { out[name] = await h[name](args); } catch (e) { out[name] = [String(e), e.hint, e.result]; }
 }
 globalThis.__codemode_result__ = out;`, "{}"))
