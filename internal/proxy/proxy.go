@@ -126,6 +126,9 @@ func New(opts *Options) (*Proxy, error) {
 // maxBody bounds a client's request.
 const maxBody = 16 << 20
 
+// maxAnswer bounds the upstream API's answer (one event of a streamed one).
+const maxAnswer = 16 << 20
+
 // Handler serves POST /v1/chat/completions (and /chat/completions).
 func (p *Proxy) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -568,9 +571,15 @@ func (c *conversation) ask() (turn *modelTurn, done bool) {
 	if c.req.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return c.askStream(resp.Body)
 	}
-	body, err := io.ReadAll(resp.Body)
+	// As large as a streamed answer's event may be (askStream): an upstream
+	// answering with gigabytes must not take the gateway's memory.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		c.fail(http.StatusBadGateway, "reading the upstream answer: "+err.Error())
+		return nil, true
+	}
+	if len(body) > maxAnswer {
+		c.fail(http.StatusBadGateway, fmt.Sprintf("the upstream API's answer is larger than %d MiB", maxAnswer>>20))
 		return nil, true
 	}
 	var cc struct {
@@ -658,7 +667,7 @@ func (c *conversation) askStream(body io.Reader) (*modelTurn, bool) {
 	var content strings.Builder
 	var held [][]byte
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), maxAnswer)
 	for sc.Scan() {
 		line := sc.Text()
 		data, ok := strings.CutPrefix(line, "data:")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -327,5 +329,48 @@ func TestProxyErrors(t *testing.T) {
 	}
 	if _, err := proxy.New(&proxy.Options{Upstream: "api.openai.com"}); err == nil {
 		t.Error("an upstream without a scheme was accepted")
+	}
+}
+
+// An upstream API whose answer is larger than the proxy reads (a 64 MiB
+// body, written until the proxy stops reading): the client gets a 502 that
+// says so, and the proxy read no more than its bound. It read answers
+// whole, so an upstream answering with gigabytes took the gateway's memory.
+func TestProxyHugeAnswer(t *testing.T) {
+	var wrote atomic.Int64
+	const size = 64 << 20
+	modelSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(strings.Repeat(" ", 64<<10))
+		w.Write([]byte(`{"id":"x","choices":[`))
+		for wrote.Load() < size {
+			n, err := w.Write(chunk)
+			wrote.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		w.Write([]byte(`]}`))
+	}))
+	defer modelSrv.Close()
+	p, _ := proxy.New(&proxy.Options{Upstream: modelSrv.URL + "/v1"})
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	// With tools, so that the proxy reads the answer (without, it passes
+	// the answer on as it comes).
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hello"}],`+
+		`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "larger than 16 MiB") {
+		t.Errorf("status %d: %.300s", resp.StatusCode, b)
+	}
+	modelSrv.CloseClientConnections()
+	if n := wrote.Load(); n >= size {
+		t.Errorf("the proxy read the whole %d MiB answer", n>>20)
 	}
 }
