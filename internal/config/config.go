@@ -254,6 +254,10 @@ type Serve struct {
 	// for its client to read (codemode.resultTTLMs). 0: the serving
 	// layer's default (1h).
 	ResultTTL time.Duration
+	// ResultQuotaBytes bounds the bytes of kept results per client
+	// (codemode.resultQuotaBytes): the oldest are deleted to make room.
+	// 0: the serving layer's default (256 MiB).
+	ResultQuotaBytes int64
 }
 
 // KnownBuiltins are the built-in servers, by server id.

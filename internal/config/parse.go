@@ -235,7 +235,7 @@ var (
 	// transportType, Roo's watchPaths (ignored: codemode does not restart
 	// servers on file changes).
 	serverAliases = []string{"alwaysAllow", "disabledTools", "timeout", "transportType", "watchPaths"}
-	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "resultTTLMs", "builtins", "store", "clients",
+	gatewayKey    = []string{"defaultLimits", "maxLimits", "callTimeoutMs", "surfaces", "runToolName", "bindingLevel", "typesBudgetTokens", "indexBudgetTokens", "recordDir", "resultTTLMs", "resultQuotaBytes", "builtins", "store", "clients",
 		"maxConcurrentRuns", "maxConcurrentRunsPerSession", "maxQueuedRuns", "memoryBudgetBytes", "approval", "history"}
 	storeKeys  = []string{"maxValueBytes", "maxNamespaceBytes"}
 	historyKey = []string{"enabled", "payloads", "maxAgeDays", "maxBytes"}
@@ -771,6 +771,8 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 			if ms, err = p.whole(k, f.raw, "milliseconds", maxMillis); err == nil {
 				c.Serve.ResultTTL = time.Duration(ms) * time.Millisecond
 			}
+		case "resultQuotaBytes":
+			c.Serve.ResultQuotaBytes, err = p.whole(k, f.raw, "bytes", math.MaxInt64)
 		case "builtins":
 			c.Builtins, err = p.builtins(k, f.raw)
 		case "store":

@@ -27,11 +27,16 @@ const ResultURIPrefix = "codemode://results/"
 // defaultResultTTL is Options.ResultTTL's default.
 const defaultResultTTL = time.Hour
 
+// defaultResultQuota is codemode.resultQuotaBytes' default: what one
+// client may have kept at once.
+const defaultResultQuota = 256 << 20
+
 // results serves kept results.
 type results struct {
-	s   *Server
-	st  *store.Store
-	ttl time.Duration
+	s     *Server
+	st    *store.Store
+	ttl   time.Duration
+	quota int64
 }
 
 // newResults returns the results feature, or nil without a store.
@@ -46,7 +51,11 @@ func newResults(s *Server) *results {
 	if ttl <= 0 {
 		ttl = defaultResultTTL
 	}
-	return &results{s: s, st: s.opts.Store, ttl: ttl}
+	quota := s.cfg.Serve.ResultQuotaBytes
+	if quota <= 0 {
+		quota = defaultResultQuota
+	}
+	return &results{s: s, st: s.opts.Store, ttl: ttl, quota: quota}
 }
 
 func (r *results) declare(caps *mcp.ServerCapabilities) {
@@ -105,7 +114,7 @@ func (r *results) forCall(ctx context.Context, req *mcp.CallToolRequest) (_ cont
 	var mu sync.Mutex
 	var kept []*mcp.ResourceLink
 	spill := func(ctx context.Context, data []byte, mimeType string) (string, error) {
-		res, err := r.st.Results().Put(context.WithoutCancel(ctx), store.Result{ID: store.NewID(), Client: client, Session: session, MIMEType: mimeType, Data: string(data)}, r.ttl)
+		res, err := r.st.Results().Put(context.WithoutCancel(ctx), store.Result{ID: store.NewID(), Client: client, Session: session, MIMEType: mimeType, Data: string(data)}, r.ttl, r.quota)
 		if err != nil {
 			r.s.log.Warn("a large result could not be kept", "bytes", len(data), "err", err)
 			return "", err

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -71,8 +73,8 @@ func TestResults(t *testing.T) {
 		ctx := context.Background()
 		rs := s.Results()
 		big := strings.Repeat("é", 3<<20)
-		must[store.Result](t)(rs.Put(ctx, store.Result{ID: "r1", Client: "alice", Session: "s1", MIMEType: "application/json", Data: big}, time.Hour))
-		must[store.Result](t)(rs.Put(ctx, store.Result{ID: "r2", Client: "alice", MIMEType: "text/plain", Data: "x"}, 2*time.Hour))
+		must[store.Result](t)(rs.Put(ctx, store.Result{ID: "r1", Client: "alice", Session: "s1", MIMEType: "application/json", Data: big}, time.Hour, 0))
+		must[store.Result](t)(rs.Put(ctx, store.Result{ID: "r2", Client: "alice", MIMEType: "text/plain", Data: "x"}, 2*time.Hour, 0))
 		r, ok, err := rs.Get(ctx, "alice", "s1", "r1")
 		if err != nil || !ok || r.Data != big || r.MIMEType != "application/json" {
 			t.Fatalf("get: %v %v (%d bytes)", ok, err, len(r.Data))
@@ -88,6 +90,42 @@ func TestResults(t *testing.T) {
 		c.advance(90 * time.Minute)
 		if _, ok, _ := rs.Get(ctx, "alice", "s1", "r1"); ok {
 			t.Error("an expired result is still there")
+		}
+	})
+}
+
+// A client's kept results stay within its quota: the oldest go first, the
+// other clients' stay, and a result larger than the quota is not kept.
+func TestResultsQuota(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store.Store, c *clock) {
+		ctx := context.Background()
+		rs := s.Results()
+		put := func(id, client string, n int) error {
+			_, err := rs.Put(ctx, store.Result{ID: id, Client: client, MIMEType: "text/plain", Data: strings.Repeat("x", n)}, time.Hour, 100)
+			return err
+		}
+		for i, id := range []string{"q1", "q2", "q3"} {
+			if err := put(id, "alice", 40); err != nil {
+				t.Fatal(err)
+			}
+			if err := put(fmt.Sprint("b", i), "bob", 40); err != nil {
+				t.Fatal(err)
+			}
+			c.advance(time.Second)
+		}
+		for id, want := range map[string]bool{"q1": false, "q2": true, "q3": true} {
+			if _, ok, _ := rs.Get(ctx, "alice", "", id); ok != want {
+				t.Errorf("%s kept: %v, want %v", id, ok, want)
+			}
+		}
+		if _, ok, _ := rs.Get(ctx, "bob", "", "b2"); !ok {
+			t.Error("another client's result was evicted")
+		}
+		if err := put("huge", "alice", 101); !errors.Is(err, store.ErrResultQuota) {
+			t.Errorf("a result over the quota: %v", err)
+		}
+		if _, ok, _ := rs.Get(ctx, "alice", "", "q3"); !ok {
+			t.Error("a refused result evicted a kept one")
 		}
 	})
 }

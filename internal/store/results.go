@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -55,12 +57,28 @@ type Result struct {
 	ExpiresAt       time.Time
 }
 
-// Put keeps r for ttl, purging expired results first.
-func (rs Results) Put(ctx context.Context, r Result, ttl time.Duration) (Result, error) {
+// ErrResultQuota is Put's error for a result larger than its client's
+// whole quota.
+var ErrResultQuota = errors.New("the result is larger than its client's quota of kept results")
+
+// Put keeps r for ttl, purging expired results first. quota (if > 0)
+// bounds the bytes kept for r.Client: its oldest results are deleted until
+// r fits, so that a client producing large results keeps the newest ones
+// and cannot fill the disk; a result larger than quota is not kept
+// (ErrResultQuota).
+func (rs Results) Put(ctx context.Context, r Result, ttl time.Duration, quota int64) (Result, error) {
+	if quota > 0 && int64(len(r.Data)) > quota {
+		return r, fmt.Errorf("%w (%d bytes, quota %d)", ErrResultQuota, len(r.Data), quota)
+	}
 	err := rs.s.tx(ctx, "results.put", func(b *backend, tx *sql.Tx) error {
 		now := b.nowMs()
 		if _, err := b.txExec(ctx, tx, "DELETE FROM results WHERE expires_at <= ?", now); err != nil {
 			return err
+		}
+		if quota > 0 {
+			if err := evictOldest(ctx, b, tx, r.Client, quota-int64(len(r.Data))); err != nil {
+				return err
+			}
 		}
 		r.CreatedAt, r.ExpiresAt = time.UnixMilli(now), time.UnixMilli(now+ttl.Milliseconds())
 		_, err := b.txExec(ctx, tx, "INSERT INTO results (id, client, session, mime_type, data, bytes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -92,4 +110,36 @@ WHERE id = ? AND client = ? AND expires_at > ?`, id, client, b.nowMs()).Scan(&r.
 		return nil
 	})
 	return r, found, err
+}
+
+// evictOldest deletes client's oldest results until at most room bytes
+// of them are left.
+func evictOldest(ctx context.Context, b *backend, tx *sql.Tx, client string, room int64) error {
+	rows, err := tx.QueryContext(ctx, b.q("SELECT id, bytes FROM results WHERE client = ? ORDER BY created_at DESC, id DESC"), client)
+	if err != nil {
+		return err
+	}
+	var drop []string
+	var total int64
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		if total += n; total > room {
+			drop = append(drop, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range drop {
+		if _, err := b.txExec(ctx, tx, "DELETE FROM results WHERE id = ?", id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
