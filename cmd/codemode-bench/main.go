@@ -35,6 +35,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -266,10 +267,22 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// defaultBin is the codemode binary next to this one (the harness's setup
+// builds both into one directory), else codemode from $PATH.
+func defaultBin() string {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "codemode")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return "codemode"
+}
+
 func main() {
 	mode := flag.String("mode", "inproc", "inproc, http or stdio")
 	cfgPath := flag.String("config", "", "codemode config")
-	bin := flag.String("bin", "codemode", "codemode binary")
+	bin := flag.String("bin", defaultBin(), "codemode binary (http and stdio modes)")
 	clients := flag.Int("clients", 2, "MCP client sessions (http)")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
