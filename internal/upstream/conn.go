@@ -52,6 +52,9 @@ type serverConn struct {
 type session struct {
 	cs   *mcp.ClientSession
 	proc *process // nil unless a stdio child we started
+	// direct, when set, takes tools/call past the SDK's client
+	// (directcall.go).
+	direct *lineConn
 	// lists sees the tools/list responses as they arrived, for the
 	// servers' own key order (rawschemas.go); nil for Options.Dial.
 	lists *rawLists
@@ -227,7 +230,11 @@ func (c *serverConn) dialAndInit(ctx context.Context, cancel context.CancelCause
 		}
 		return nil, c.connectErr(ctx, err, proc)
 	}
-	return &session{cs: cs, proc: proc, lists: lists, ctx: ctx, cancel: cancel, started: time.Now(), done: make(chan struct{})}, nil
+	s := &session{cs: cs, proc: proc, lists: lists, ctx: ctx, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	if proc != nil && proc.conn != nil && directOK(cs) {
+		s.direct = proc.conn
+	}
+	return s, nil
 }
 
 // watch waits for the session to end and, unless we ended it, records the

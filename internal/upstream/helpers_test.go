@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +79,9 @@ type envArgs struct {
 	Name string `json:"name"`
 }
 
+// helperBlocking and helperCancelled count the helper server's block calls.
+var helperBlocking, helperCancelled atomic.Int64
+
 type spamArgs struct {
 	Lines int `json:"lines"`
 }
@@ -108,6 +112,15 @@ func addHelperTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "chatter", Description: "prints a line on stdout, then answers"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Println("handling chatter...")
 		return text("chatted"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "block", Description: "waits until the call is cancelled"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		helperBlocking.Add(1)
+		<-ctx.Done()
+		helperCancelled.Add(1)
+		return text("cancelled"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "state", Description: "counts the block calls started and cancelled"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprintf("blocking %d cancelled %d", helperBlocking.Load(), helperCancelled.Load())), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits with status 3"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "panic: about to crash on purpose")

@@ -249,6 +249,13 @@ func (c *serverConn) startCall(ctx context.Context, outer context.Context, s *se
 	if s.newProtocol() {
 		callCapabilities(outer, p) // the run's client's (forward.go)
 	}
+	if s.direct != nil && !tc.ask {
+		// A stdio server on a protocol before 2026-07-28, and no task to
+		// ask for (which needs the SDK's sending middleware): the call
+		// goes out on the direct path (directcall.go).
+		res, err := s.direct.callTool(ctx, p)
+		return res, nil, err
+	}
 	res, err := s.cs.CallTool(context.WithValue(ctx, taskCallKey{}, tc), p)
 	if err != nil {
 		return nil, nil, err

@@ -100,6 +100,10 @@ type process struct {
 
 	lists rawLists // tools/list responses as they arrived (rawschemas.go)
 
+	// conn is the connection over the process's pipes, for direct tool
+	// calls (directcall.go); set by cmdTransport.Connect.
+	conn *lineConn
+
 	// skipped counts the stdout lines that were not JSON-RPC (stdout.go);
 	// written by the SDK's reading goroutine, read under mu.
 	skipped skippedLines
@@ -248,7 +252,7 @@ func (t *cmdTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // start starts the command and connects to it over its stdin and stdout,
-// as mcp.CommandTransport does.
+// as mcp.CommandTransport does (with a connection of our own: lineconn.go).
 func (t *cmdTransport) start(ctx context.Context) (mcp.Connection, *stdin, error) {
 	cmd := t.proc.cmd
 	out, err := cmd.StdoutPipe()
@@ -276,11 +280,12 @@ func (t *cmdTransport) start(ctx context.Context) (mcp.Connection, *stdin, error
 		}
 		t.log.Warn(msg, slog.String("line", quote))
 	}
-	// Closing the reader would not stop a blocked read; the connection is
-	// closed by closing stdin (see stdin.Close), as the SDK does.
-	filter := io.NopCloser(&stdoutFilter{r: out, skipped: t.proc.skip})
-	conn, err := (&mcp.IOTransport{Reader: filter, Writer: in}).Connect(ctx)
-	return conn, in, err
+	// The connection is closed by closing stdin (see stdin.Close), as the
+	// SDK does; lineConn replaces the SDK's IOTransport (see lineconn.go).
+	filter := &stdoutFilter{r: out, skipped: t.proc.skip}
+	conn := newLineConn(out, filter, in)
+	t.proc.conn = conn
+	return conn, in, nil
 }
 
 // cmdConn wraps the SDK's stdio connection. Wrapping is safe: the SDK looks
