@@ -35,7 +35,7 @@ const sandboxDoc = `Sandbox: ES2023; TypeScript types are stripped. Globals: sta
 // unwrapDoc is §5.3.2.
 const unwrapDoc = `A tool returns its structuredContent, else its single text block as a string, else the MCP result ({content:[...]}; images and audio as base64).`
 
-const errorsDoc = `A failed call throws an error with .hint, of a class from "@codemode/errors": SchemaValidationError (input invalid for the tool's schema; .path .expected .received .example), ToolCallError (the tool reported an error), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
+const errorsDoc = `A failed call throws an error with .hint, of a class from "@codemode/errors": SchemaValidationError (input invalid for the tool's schema; .path .expected .received .example), ToolCallError (the tool failed), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
 
 // approvalDoc tells the model about the tool policy; it is in the run tools'
 // descriptions only when the configuration makes some tool need approval.

@@ -275,11 +275,10 @@ const declarationsWait = 200 * time.Millisecond
 // runDescription is the description of the run surface's tool.
 func runDescription(cfg *config.Config, context string) string {
 	var b strings.Builder
-	b.WriteString(`Run an ES module (JavaScript or TypeScript) that calls MCP tools as async functions; get {logs, result, diagnostics, toolTrace}.
-Import tools: import { get_sum } from "@codemode/servers/<serverId>" (names made identifiers: get-sum → get_sum, export → export_). Top-level await works. Result: globalThis.__codemode_result__ = <JSON data> (else null).
-A top-level return runs the script as an async function body returning the result.
-Without __codemode_result__, the default export (awaited; called if it takes no parameters) is the result.
-Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (options.detail: "name"|"description"|"full").
+	b.WriteString(`Run an ES module (JS or TS) that calls MCP tools as async functions; get {logs, result, diagnostics, toolTrace}.
+Import tools: import { get_sum } from "@codemode/servers/<serverId>" (get-sum → get_sum, export → export_). Top-level await works. Result: globalThis.__codemode_result__ = <JSON data> (else null).
+Or return it at top level (the script then runs as an async function body), or export it as default (awaited; called if it takes no parameters).
+Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (detail: "name"|"description"|"full").
 `)
 	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(cfg) + sandboxDoc + "\n")
 	b.WriteString(limitsDoc(cfg) + "\n")

@@ -49,6 +49,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/outer"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
+	"github.com/codemode-mcp/codemode/internal/typegen"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -213,7 +214,9 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	s.tasks, s.results = newTasks(s), newResults(s)
 	s.tasks.declare(caps)
 	s.results.declare(caps)
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Title: "codemode (Code Mode gateway)", Version: s.opts.Version},
+	// No title: the SDK repeats serverInfo in the _meta of every result,
+	// and "codemode" says it (the tools/list budget, tokens_test.go).
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "codemode", Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: s.instructions(),
 			// The SDK narrates every session at Info; only its warnings
@@ -238,6 +241,9 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // Start connects the upstream servers in the background, to build the
 // descriptions, and keeps them current until ctx ends.
 func (s *Server) Start(ctx context.Context) {
+	// The descriptions count tokens; the counter's table is built while
+	// the upstreams start rather than when the first of them answers.
+	go typegen.LoadTokenizer()
 	go func() {
 		s.refresh(ctx)
 		for {

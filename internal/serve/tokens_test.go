@@ -36,6 +36,13 @@ import (
 // tools/list with every corpus catalog and server-everything connected.
 const toolsListTarget = 1000
 
+// buildVersion is the version the measured gateways report in serverInfo,
+// which the SDK puts in the _meta of every result, tools/list's included: a
+// binary built from a git checkout reports a pseudo-version as long as this
+// one (buildinfo), not the "dev" of a test binary, and the budget holds for
+// what such a build sends.
+const buildVersion = "v0.0.0-20261125104145-51d97a7d18f1+dirty"
+
 // corpusNames lists testdata/corpus/*.tools.json by server name.
 func corpusNames(tb testing.TB) []string {
 	tb.Helper()
@@ -133,7 +140,7 @@ func (st *tokenSetup) gateway(tb testing.TB, surfaces ...string) *mcp.ClientSess
 	cfg := *st.cfg
 	cfg.Serve.Surfaces = surfaces
 	r := run.New(&cfg, catalog.New(st.mgr), st.mgr, nil)
-	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), Version: buildVersion})
 	return connectInMemory(tb, srv, "tokens")
 }
 

@@ -17,7 +17,8 @@
 //     global ToolResult (what a tool without an outputSchema returns,
 //     §5.3.2) and the §3.5 sandbox globals.
 //
-// [CountTokens] measures text in o200k_base tokens, offline.
+// [CountTokens] measures text in o200k_base tokens, offline, from a compact
+// table (tiktoken-go's counts, at a fraction of its cost).
 //
 // Schemas may be draft-07, 2019-09 or 2020-12: type (and type arrays), enum,
 // const, oneOf/anyOf (unions), allOf (intersections, merged when objects),
