@@ -47,8 +47,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/reexec"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/sandbox"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -98,7 +100,9 @@ func newInproc(cfgPath string) (*inproc, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Logger: log, CallTimeout: cfg.CallTimeout})
 	cat := catalog.New(mgr)
-	return &inproc{r: run.New(cfg, cat, mgr, &run.Options{Logger: log}), mgr: mgr}, nil
+	// Admitted as `codemode serve` admits its runs (package admit).
+	adm := admit.New(cfg.Admission.Options())
+	return &inproc{r: run.New(cfg, cat, mgr, &run.Options{Logger: log, Admission: adm}), mgr: mgr}, nil
 }
 
 func (p *inproc) run(ctx context.Context, _ int, code string) (string, error) {
@@ -280,6 +284,11 @@ func defaultBin() string {
 }
 
 func main() {
+	// esbuild runs in worker processes: this program started again
+	// (internal/transpile, internal/reexec).
+	if reexec.Init() {
+		return
+	}
 	mode := flag.String("mode", "inproc", "inproc, http or stdio")
 	cfgPath := flag.String("config", "", "codemode config")
 	bin := flag.String("bin", defaultBin(), "codemode binary (http and stdio modes)")
