@@ -69,6 +69,9 @@ type Engine struct {
 	// The allocator wrapper (alloc.go); called when an allocation fails.
 	onExhausted func()
 
+	// The module loader (modules.go).
+	loader ModuleLoader
+
 	// Guarded array methods (guard.go): the caller's maximum and report,
 	// and the typed arrays' length getter.
 	guardMax     func() uint64

@@ -22,6 +22,17 @@ type Engine struct{}
 // Attach always fails on 32-bit platforms.
 func Attach(*quickjs.VM) (*Engine, error) { return nil, ErrLayout }
 
+// ModuleLoader answers module loads (see the 64-bit package).
+type ModuleLoader func(name string) (Module, error)
+
+// Module is what a ModuleLoader answers.
+type Module struct {
+	Code     []byte
+	Source   string
+	Strip    bool
+	Compiled func([]byte)
+}
+
 // HostCall is the Go side of a host call function.
 type HostCall func(op, payload string, p *Promise) error
 
@@ -39,6 +50,7 @@ func (e *Engine) TrackRejections(func(bool) bool)                               
 func (e *Engine) Unhandled() bool                                                   { return false }
 func (e *Engine) TakeRejections(func(quickjs.Value, bool) error) error              { return nil }
 func (e *Engine) WrapAllocator(func()) error                                        { return ErrLayout }
+func (e *Engine) SetModuleLoader(ModuleLoader)                                      {}
 func (p *Promise) Resolve(string) error                                             { return ErrLayout }
 func (p *Promise) Fail(quickjs.Value, ...string) error                              { return ErrLayout }
 func (p *Promise) Site() (line, col int, ok bool)                                   { return 0, 0, false }

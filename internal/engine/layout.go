@@ -62,6 +62,10 @@ var layout = []field{
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmalloc_state.Fmalloc_size", 1040, 8, "uint64"},
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmalloc_state.Fmalloc_limit", 1048, 8, "uint64"},
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fcurrent_stack_frame", 1264, 8, "uintptr"},
+	// JSRuntime's module loader hooks, which SetModuleLoader replaces
+	// keeping quickjs.VM's normalizer (modules.go).
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmodule_normalize_func", 1320, 8, "uintptr"},
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmodule_loader_opaque", 1352, 8, "uintptr"},
 	// JSStackFrame (call sites).
 	{"JSStackFrame", reflect.TypeFor[lib.TJSStackFrame](), "Fprev_frame", 0, 8, "uintptr"},
 	{"JSStackFrame", reflect.TypeFor[lib.TJSStackFrame](), "Fcur_func", 8, 16, ""},
@@ -132,6 +136,13 @@ var constants = []struct {
 	{"JS_CFUNC_generic_magic", lib.EJS_CFUNC_generic_magic, 1},
 	{"JS_CFUNC_generic", lib.EJS_CFUNC_generic, 0},
 	{"JS_PROP_GETSET", lib.MJS_PROP_GETSET, 16},
+	// modules.go: a module value's tag, and the flags of reading, writing
+	// and compiling one.
+	{"JS_TAG_MODULE", lib.EJS_TAG_MODULE, -3},
+	{"JS_READ_OBJ_BYTECODE", lib.MJS_READ_OBJ_BYTECODE, 1},
+	{"JS_WRITE_OBJ_BYTECODE", lib.MJS_WRITE_OBJ_BYTECODE, 1},
+	{"JS_EVAL_FLAG_COMPILE_ONLY", lib.MJS_EVAL_FLAG_COMPILE_ONLY, 32},
+	{"JS_STRIP_SOURCE", lib.MJS_STRIP_SOURCE, 1},
 	// guard.go takes the typed array classes as one range.
 	{"JS_CLASS_UINT8C_ARRAY", lib.EJS_CLASS_UINT8C_ARRAY, 21},
 	{"JS_CLASS_FLOAT64_ARRAY", lib.EJS_CLASS_FLOAT64_ARRAY, 32},

@@ -88,7 +88,8 @@ func (v *View) resolve(ctx context.Context, spec string) (string, error) {
 
 // ServerModuleSource generates the JavaScript of @codemode/servers/<id>: one
 // frozen async function per tool, made by the internal bindTools, and a
-// deep-frozen __meta__ (§5.1, §5.2). Local names are generated (t0, t1, …)
+// frozen __meta__ whose tools are made, deep-frozen, when first read (§5.1,
+// §5.2). Local names are generated (t0, t1, …)
 // and exported under the §6.1 names, because an export name may be a word
 // that cannot name a local binding. Each binding's host operation carries
 // its route (see ToolOp), so only the input crosses as JSON.
@@ -105,16 +106,19 @@ func ServerModuleSource(s *catalog.Server) string {
 	}
 	opsJSON, _ := json.Marshal(ops)
 	namesJSON, _ := json.Marshal(names)
-	meta := map[string]any{"serverId": s.ID, "serverName": s.Name, "tools": metaTools(s)}
+	head := map[string]any{"serverId": s.ID, "serverName": s.Name}
 	if ver := s.Version(); ver != "" {
-		meta["serverVersion"] = ver
+		head["serverVersion"] = ver
 	}
-	metaJSON, _ := json.Marshal(meta)
+	headJSON, _ := json.Marshal(head)
+	toolsJSON, _ := json.Marshal(metaTools(s))
 	exports = append(exports, "__meta__")
 	var b strings.Builder
-	b.WriteString(`import { bindTools, deepFreeze } from "@codemode/internal";` + "\n")
+	b.WriteString(`import { bindTools, meta } from "@codemode/internal";` + "\n")
 	fmt.Fprintf(&b, "const [%s] = bindTools(%s, %s);\n", strings.Join(locals, ", "), opsJSON, namesJSON)
-	fmt.Fprintf(&b, "const __meta__ = deepFreeze(%s);\n", metaJSON)
+	// __meta__.tools is made from its JSON when first read (meta in
+	// bootstrap.js): most runs import a server and never read it.
+	fmt.Fprintf(&b, "const __meta__ = meta(%s, %s);\n", headJSON, jsString(string(toolsJSON)))
 	fmt.Fprintf(&b, "export { %s };\n", strings.Join(exports, ", "))
 	return b.String()
 }

@@ -90,6 +90,7 @@ export const call = h.call;
 export const classes = h.classes;
 export const freeze = h.freeze;
 export const deepFreeze = h.deepFreeze;
+export const meta = h.meta;
 export const bindTools = h.bindTools;
 export const importError = h.importError;
 `
@@ -265,7 +266,10 @@ func (v *qjsVM) prepare(code []byte) error {
 	}); err != nil {
 		return err
 	}
+	// quickjs.VM's loader takes source text; the engine's own (set over it,
+	// keeping the normalizer) also takes bytecode (modules.go).
 	m.SetModuleLoader(v.load, v.normalize)
+	v.in.e.SetModuleLoader(v.loadModule)
 	if _, err := m.EvalBytecode(code); err != nil {
 		return fmt.Errorf("running the sandbox bootstrap: %w", err)
 	}

@@ -1952,6 +1952,21 @@
     }
     return v;
   };
+  // meta makes a server module's __meta__ (§5.2): head (serverId,
+  // serverName, serverVersion) as it is, and tools, the part that costs (an
+  // object per tool, frozen), made from its JSON on first read. Most runs
+  // never read it; every run imports the module.
+  internal.meta = function meta(head, toolsJSON) {
+    let made;
+    defineProperty(head, "tools", {
+      enumerable: true,
+      get: function tools() {
+        if (made === undefined) made = internal.deepFreeze(parse(toolsJSON));
+        return made;
+      },
+    });
+    return freeze(head);
+  };
   // importError is the rejected promise that the module of a failed import
   // awaits (vm.go failingModule), with the host's description as a
   // @codemode/errors instance. Awaited rather than thrown: the engine runs
