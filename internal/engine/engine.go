@@ -69,8 +69,9 @@ type Engine struct {
 	// The allocator wrapper (alloc.go); called when an allocation fails.
 	onExhausted func()
 
-	// The module loader (modules.go).
+	// The module loader and the chunk loader (modules.go).
 	loader ModuleLoader
+	chunks func(string) ([]byte, error)
 
 	// Guarded array methods (guard.go): the caller's maximum and report,
 	// and the typed arrays' length getter.

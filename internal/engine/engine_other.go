@@ -51,6 +51,7 @@ func (e *Engine) Unhandled() bool                                               
 func (e *Engine) TakeRejections(func(quickjs.Value, bool) error) error              { return nil }
 func (e *Engine) WrapAllocator(func()) error                                        { return ErrLayout }
 func (e *Engine) SetModuleLoader(ModuleLoader)                                      {}
+func (e *Engine) DefineChunkLoader(string, func(string) ([]byte, error)) error      { return ErrLayout }
 func (p *Promise) Resolve(string) error                                             { return ErrLayout }
 func (p *Promise) Fail(quickjs.Value, ...string) error                              { return ErrLayout }
 func (p *Promise) Site() (line, col int, ok bool)                                   { return 0, 0, false }

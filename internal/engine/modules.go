@@ -164,3 +164,68 @@ func throwTypeError(tls *libc.TLS, ctx uintptr, msg string) {
 	defer libc.Xfree(tls, c)
 	lib.XJS_ThrowTypeError(tls, ctx, c, 0)
 }
+
+// DefineChunkLoader defines the global function name(chunk), which reads
+// the bytecode load(chunk) answers (a global script compiled with
+// quickjs.VM.Compile), runs it and returns its completion value: code that
+// a VM reads only when a script first needs it. An error of load becomes a
+// TypeError.
+func (e *Engine) DefineChunkLoader(name string, load func(chunk string) ([]byte, error)) error {
+	e.chunks = load
+	cname, err := libc.CString(name)
+	if err != nil {
+		return err
+	}
+	defer libc.Xfree(e.tls, cname)
+	fn := lib.XJS_NewCFunction2(e.tls, e.ctx, funcPtr(nativeChunk), cname, 1, lib.EJS_CFUNC_generic, 0)
+	if fn.Ftag == lib.EJS_TAG_EXCEPTION {
+		lib.XFreeValue(e.tls, e.ctx, lib.XJS_GetException(e.tls, e.ctx))
+		return fmt.Errorf("creating %s failed", name)
+	}
+	global := lib.XJS_GetGlobalObject(e.tls, e.ctx)
+	defer lib.XFreeValue(e.tls, e.ctx, global)
+	if lib.XJS_SetPropertyStr(e.tls, e.ctx, global, cname, fn) < 0 { // takes fn
+		lib.XFreeValue(e.tls, e.ctx, lib.XJS_GetException(e.tls, e.ctx))
+		return fmt.Errorf("defining %s failed", name)
+	}
+	return nil
+}
+
+// nativeChunk is the function DefineChunkLoader defines.
+func nativeChunk(tls *libc.TLS, ctx uintptr, _ lib.TJSValue, argc int32, argv uintptr) (r lib.TJSValue) {
+	e := engineOf(ctx)
+	if e == nil || e.chunks == nil || argc < 1 {
+		return e0throw(tls, ctx, "chunks are not available in this VM")
+	}
+	defer func() {
+		// A Go panic must not unwind through the engine's frames.
+		if p := recover(); p != nil {
+			r = e0throw(tls, ctx, fmt.Sprintf("internal error loading a chunk: %v", p))
+		}
+	}()
+	name, ok := e.goString(unsafe.Slice((*lib.TJSValue)(cMemory(argv)), 1)[0])
+	if !ok {
+		return lib.TJSValue{Ftag: lib.EJS_TAG_EXCEPTION}
+	}
+	code, err := e.chunks(name)
+	if err != nil {
+		return e0throw(tls, ctx, "loading "+name+": "+err.Error())
+	}
+	buf := libc.Xmalloc(tls, libc.Tsize_t(len(code)))
+	if buf == 0 {
+		return lib.XJS_ThrowOutOfMemory(tls, ctx)
+	}
+	defer libc.Xfree(tls, buf)
+	copy(unsafe.Slice((*byte)(cMemory(buf)), len(code)), code)
+	fun := lib.XJS_ReadObject(tls, ctx, buf, libc.Tsize_t(len(code)), lib.MJS_READ_OBJ_BYTECODE)
+	if fun.Ftag == lib.EJS_TAG_EXCEPTION {
+		return fun
+	}
+	return lib.XJS_EvalFunction(tls, ctx, fun) // takes fun
+}
+
+// e0throw throws a TypeError with msg and returns the exception marker.
+func e0throw(tls *libc.TLS, ctx uintptr, msg string) lib.TJSValue {
+	throwTypeError(tls, ctx, msg)
+	return lib.TJSValue{Ftag: lib.EJS_TAG_EXCEPTION}
+}

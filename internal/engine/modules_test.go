@@ -98,3 +98,32 @@ func TestModuleLoaderErrors(t *testing.T) {
 		t.Error("a module that does not compile was handed back as bytecode")
 	}
 }
+
+// A chunk is bytecode of a global script, read and run when JavaScript asks
+// for it; what it evaluates to is the call's value.
+func TestChunkLoader(t *testing.T) {
+	compiler, err := quickjs.NewVM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := compiler.Compile(`(function (x) { return x * 2; })`, quickjs.EvalGlobal)
+	compiler.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, e := newVM(t)
+	if err := e.DefineChunkLoader("chunk", func(name string) ([]byte, error) {
+		if name != "double" {
+			return nil, errors.New("no such chunk")
+		}
+		return code, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval(t, m, `chunk("double")(21)`); got != 42 {
+		t.Errorf("chunk(double)(21) = %v", got)
+	}
+	if got := eval(t, m, `try { chunk("other"); "loaded" } catch (e) { String(e) }`); got != "TypeError: loading other: no such chunk" {
+		t.Errorf("unknown chunk: %v", got)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"modernc.org/quickjs"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
-	"github.com/codemode-mcp/codemode/internal/engine"
 )
 
 // vm is the seam between the event loop and the JavaScript engine: the few
@@ -118,21 +117,7 @@ const (
 
 // bootstrapCode is the bootstrap compiled once per process: evaluating
 // bytecode skips parsing in every new VM.
-var bootstrapCode = sync.OnceValues(func() ([]byte, error) {
-	m, err := quickjs.NewVM()
-	if err != nil {
-		return nil, err
-	}
-	defer m.Close()
-	// Without the functions' source text the bytecode is a quarter of the
-	// size, and every VM loads all of it; the bootstrap's functions then
-	// print as "[native code]", as built-ins do.
-	if e, err := engine.Attach(m); err == nil {
-		e.StripSource()
-		defer e.Detach()
-	}
-	return m.Compile(bootstrapJS, quickjs.EvalGlobal)
-})
+var bootstrapCode = sync.OnceValues(func() ([]byte, error) { return compileStripped(bootstrapJS) })
 
 type qjsVM struct {
 	m *quickjs.VM
@@ -270,6 +255,9 @@ func (v *qjsVM) prepare(code []byte) error {
 	// keeping the normalizer) also takes bytecode (modules.go).
 	m.SetModuleLoader(v.load, v.normalize)
 	v.in.e.SetModuleLoader(v.loadModule)
+	if err := v.in.e.DefineChunkLoader("__cm_chunk", loadChunk); err != nil {
+		return err
+	}
 	if _, err := m.EvalBytecode(code); err != nil {
 		return fmt.Errorf("running the sandbox bootstrap: %w", err)
 	}
