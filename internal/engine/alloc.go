@@ -4,7 +4,6 @@ package engine
 
 import (
 	"errors"
-	"unsafe"
 
 	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
@@ -18,23 +17,25 @@ import (
 // these functions only for its arenas and for large blocks (small objects
 // come from the arenas), so the wrapper costs nothing measurable.
 
-// engineMalloc and engineRealloc are the engine's own allocation functions,
-// the same for every runtime (JS_NewRuntime installs the defaults).
-var engineMalloc, engineRealloc uintptr
-
 // WrapAllocator wraps the allocation functions of the runtime: when one
 // fails (at the memory limit), onExhausted is called, on the VM's
 // goroutine, from inside the engine: it must not call into the engine (it
 // may Kick, and interrupt the VM). It refuses if the runtime's allocation
-// functions are not the engine's defaults.
+// functions are not the engine's defaults. A VM made by NewVM allocates
+// through functions of this package that report already.
 func (e *Engine) WrapAllocator(onExhausted func()) error {
+	d, err := engineDefaults()
+	if err != nil {
+		return err
+	}
 	mf := &(*lib.TJSRuntime)(cMemory(e.rt)).Fmalloc_ctx.Fmf
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if engineMalloc == 0 {
-		engineMalloc, engineRealloc = mf.Fjs_malloc, mf.Fjs_realloc
+	if e.heap != nil {
+		e.onExhausted = onExhausted
+		return nil
 	}
-	if e.onExhausted == nil && (mf.Fjs_malloc != engineMalloc || mf.Fjs_realloc != engineRealloc) {
+	if e.onExhausted == nil && (mf.Fjs_malloc != d.mf.Fjs_malloc || mf.Fjs_realloc != d.mf.Fjs_realloc) {
 		return errors.New("the engine's allocator is not the one the sandbox was written for (see internal/engine/layout.go)")
 	}
 	e.onExhausted = onExhausted
@@ -44,7 +45,8 @@ func (e *Engine) WrapAllocator(onExhausted func()) error {
 }
 
 func limitedMalloc(tls *libc.TLS, state uintptr, size uint64) uintptr {
-	p := (*(*func(*libc.TLS, uintptr, uint64) uintptr)(unsafe.Pointer(&struct{ uintptr }{engineMalloc})))(tls, state, size)
+	d, _ := engineDefaults()
+	p := callMalloc(d.mf.Fjs_malloc, tls, state, size)
 	if p == 0 {
 		exhausted(state)
 	}
@@ -52,7 +54,8 @@ func limitedMalloc(tls *libc.TLS, state uintptr, size uint64) uintptr {
 }
 
 func limitedRealloc(tls *libc.TLS, state, ptr uintptr, size uint64) uintptr {
-	p := (*(*func(*libc.TLS, uintptr, uintptr, uint64) uintptr)(unsafe.Pointer(&struct{ uintptr }{engineRealloc})))(tls, state, ptr, size)
+	d, _ := engineDefaults()
+	p := callRealloc(d.mf.Fjs_realloc, tls, state, ptr, size)
 	if p == 0 && size != 0 {
 		exhausted(state)
 	}

@@ -73,6 +73,10 @@ type Engine struct {
 	loader ModuleLoader
 	chunks func(string) ([]byte, error)
 
+	// The blocks of a VM made by NewVM (vm.go), and their handle.
+	heap       *heap
+	heapHandle uintptr
+
 	// Guarded array methods (guard.go): the caller's maximum and report,
 	// and the typed arrays' length getter.
 	guardMax     func() uint64
@@ -146,6 +150,11 @@ func (e *Engine) Detach() {
 		lib.XJS_FreeAtom(e.tls, e.ctx, e.hintAtom)
 		e.hintAtom = 0
 	}
+	e.unregister()
+}
+
+// unregister forgets the Engine, for the engine's callbacks.
+func (e *Engine) unregister() {
 	registryMu.Lock()
 	delete(byContext, e.ctx)
 	delete(byMalloc, e.rt+mallocStateOffset)

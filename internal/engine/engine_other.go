@@ -19,6 +19,9 @@ var ErrLayout = errors.New("the sandbox needs a 64-bit platform")
 // Engine is the engine access of one quickjs.VM; none exists here.
 type Engine struct{}
 
+// NewVM always fails on 32-bit platforms.
+func NewVM() (*quickjs.VM, *Engine, error) { return nil, nil, ErrLayout }
+
 // Attach always fails on 32-bit platforms.
 func Attach(*quickjs.VM) (*Engine, error) { return nil, ErrLayout }
 
@@ -40,6 +43,7 @@ type HostCall func(op, payload string, p *Promise) error
 type Promise struct{}
 
 func (e *Engine) Detach()                                                           {}
+func (e *Engine) Drop()                                                             {}
 func (e *Engine) RunGC()                                                            {}
 func (e *Engine) StripSource()                                                      {}
 func (e *Engine) Kick()                                                             {}

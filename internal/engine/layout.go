@@ -47,6 +47,15 @@ var layout = []field{
 	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.runtime", 56, 8, "*quickjs.runtime"},
 	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.runtime*.cRuntime", 0, 8, "uintptr"},
 	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.runtime*.tls", 8, 8, "*libc.TLS"},
+	// The rest of quickjs.VM, which NewVM assembles as quickjs.NewVM does
+	// and Drop marks abandoned (vm.go).
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "intr", 0, 8, "*quickjs.interrupter"},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "intr*.data", 8, 8, "uintptr"},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.int32_16", 24, 16, ""},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.int32_2", 40, 16, ""},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.interruptData", 72, 8, "uintptr"},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.toStringArgv", 80, 8, "uintptr"},
+	{"quickjs.VM", reflect.TypeFor[quickjs.VM](), "state.abandoned", 120, 1, "bool"},
 	// quickjs.Value, mirrored by rawValue.
 	{"quickjs.Value", reflect.TypeFor[quickjs.Value](), "vm", 0, 8, "*quickjs.VM"},
 	{"quickjs.Value", reflect.TypeFor[quickjs.Value](), "v", 8, 16, ""},
@@ -62,6 +71,12 @@ var layout = []field{
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmalloc_state.Fmalloc_size", 1040, 8, "uint64"},
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmalloc_state.Fmalloc_limit", 1048, 8, "uint64"},
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fcurrent_stack_frame", 1264, 8, "uintptr"},
+	// JSRuntime's interrupt handler (NewVM sets quickjs's) and the malloc
+	// state's opaque field, which holds a VM's heap handle (vm.go).
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Finterrupt_handler", 1272, 8, "uintptr"},
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmalloc_state.Fopaque", 1056, 8, "uintptr"},
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmf.Fjs_free", 1008, 8, "uintptr"},
+	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmf.Fjs_malloc_usable_size", 1024, 8, "uintptr"},
 	// JSRuntime's module loader hooks, which SetModuleLoader replaces
 	// keeping quickjs.VM's normalizer (modules.go).
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmodule_normalize_func", 1320, 8, "uintptr"},

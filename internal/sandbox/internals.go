@@ -52,14 +52,10 @@ type tooLong struct {
 	length, max uint64
 }
 
-// installInternals attaches to the engine internals of v, installs the
-// rejection tracker, the allocator wrapper and the native host call. It
-// runs before the bootstrap; an error means no VM can be created.
-func installInternals(v *qjsVM) (*internals, error) {
-	e, err := engine.Attach(v.m)
-	if err != nil {
-		return nil, err
-	}
+// installInternals installs, through e (v's engine access), the rejection
+// tracker, the allocator wrapper and the native host call. It runs before
+// the bootstrap; an error means no VM can be created.
+func installInternals(v *qjsVM, e *engine.Engine) (*internals, error) {
 	t := &internals{v: v, e: e, ops: map[int]*engine.Promise{}}
 	// A rejection with null is noted if memory was at its limit: that is
 	// what the engine throws when it cannot even build its out-of-memory
@@ -238,4 +234,10 @@ func (t *internals) release() {
 		delete(t.ops, id)
 	}
 	t.e.Detach()
+}
+
+// drop forgets the promises of host calls never settled, without freeing
+// them: the VM is about to be dropped whole (engine.Engine.Drop).
+func (t *internals) drop() {
+	clear(t.ops)
 }

@@ -10,20 +10,20 @@ import (
 // vmPool keeps a few prepared, never-used VMs ready, so that a run does not
 // pay for creating a VM and running the bootstrap (most of an empty run's
 // cost). A VM leaves the pool once and is closed after its run: no VM ever
-// serves two runs (§1.4).
+// serves two runs (§1.4). Closing hands the VM's memory back whole
+// (engine.Engine.Drop), which costs little, so the run that used it does
+// it at once.
 //
-// Preparing and closing VMs wait for a moment when no run is executing:
-// on a machine with few cores they would otherwise take CPU (and memory
-// bandwidth, and trigger garbage collections) from the run that just took a
-// VM. They wait at most quietWait, and the filler does not wait at all when
-// the pool is empty, so a sustained load still gets its VMs.
+// Preparing VMs waits for a moment when no run is executing: on a machine
+// with few cores it would otherwise take CPU (and memory bandwidth) from
+// the run that just took a VM. It waits at most quietWait, and the filler
+// does not wait at all when the pool is empty, so a sustained load still
+// gets its VMs.
 type vmPool struct {
-	ready   chan *qjsVM
-	closeQ  chan vm
-	closing atomic.Bool   // the closer is closing a VM
-	active  atomic.Int64  // runs holding a VM
-	quiet   chan struct{} // signalled when active drops to 0
-	start   sync.Once
+	ready  chan *qjsVM
+	active atomic.Int64  // runs holding a VM
+	quiet  chan struct{} // signalled when active drops to 0
+	start  sync.Once
 
 	// For PoolStats: VMs taken, those made on the spot, and the time runs
 	// spent getting theirs.
@@ -32,9 +32,8 @@ type vmPool struct {
 }
 
 var pool = &vmPool{
-	ready:  make(chan *qjsVM, max(2, runtime.GOMAXPROCS(0))),
-	closeQ: make(chan vm, 64),
-	quiet:  make(chan struct{}, 1),
+	ready: make(chan *qjsVM, max(2, runtime.GOMAXPROCS(0))),
+	quiet: make(chan struct{}, 1),
 }
 
 const quietWait = 20 * time.Millisecond
@@ -57,8 +56,8 @@ func (p *vmPool) awaitQuiet() {
 
 func (p *vmPool) init() {
 	p.start.Do(func() {
-		// One filler and one closer. They live as long as the process; an
-		// idle pool costs a few hundred KiB per VM and no CPU.
+		// One filler. It lives as long as the process; an idle pool costs
+		// a few hundred KiB per VM and no CPU.
 		go func() {
 			for {
 				if len(p.ready) > 0 {
@@ -72,14 +71,6 @@ func (p *vmPool) init() {
 					continue
 				}
 				p.ready <- v
-			}
-		}()
-		go func() {
-			for v := range p.closeQ {
-				p.awaitQuiet()
-				p.closing.Store(true)
-				v.close()
-				p.closing.Store(false)
 			}
 		}()
 	})
@@ -116,36 +107,19 @@ func (p *vmPool) release() {
 	}
 }
 
-// closeNowBytes is the size from which a used VM is closed by the run that
-// used it rather than queued for the closer: a queued VM keeps its memory
-// until the closer gets to it, and the memory budget (package admit) stops
-// counting it when the run returns. A VM that ran an ordinary script holds
-// a few hundred KiB, and closing it stays off the caller's path.
-const closeNowBytes = 1 << 20
-
-// discard closes a used VM, off the caller's path when the closer keeps up
-// and the VM is small.
+// discard closes a used VM.
 func (p *vmPool) discard(v vm) {
 	p.release()
 	v.bind(noHost{})
-	if v.allocated() > closeNowBytes {
-		v.close()
-		return
-	}
-	select {
-	case p.closeQ <- v:
-	default:
-		v.close()
-	}
+	v.close()
 }
 
-// WarmPool blocks until the pool is full and the VMs of earlier runs are
-// closed: the state of a gateway between requests. Runs never wait for it;
-// benchmarks call it to measure a run apart from the preparing and closing
-// of VMs, which happen off the request path.
+// WarmPool blocks until the pool is full: the state of a gateway between
+// requests. Runs never wait for it; benchmarks call it to measure a run
+// apart from the preparing of VMs, which happens off the request path.
 func WarmPool() {
 	pool.init()
-	for len(pool.ready) < cap(pool.ready) || len(pool.closeQ) > 0 || pool.closing.Load() {
+	for len(pool.ready) < cap(pool.ready) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"modernc.org/quickjs"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/engine"
 )
 
 // vm is the seam between the event loop and the JavaScript engine: the few
@@ -121,6 +122,7 @@ var bootstrapCode = sync.OnceValues(func() ([]byte, error) { return compileStrip
 
 type qjsVM struct {
 	m *quickjs.VM
+	e *engine.Engine // its engine access (internals.go uses it too)
 	h host
 
 	// Functions the bootstrap handed over with __cm_install.
@@ -175,20 +177,20 @@ func newQJSVM() (*qjsVM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling the sandbox bootstrap: %w", err)
 	}
-	m, err := quickjs.NewVM()
+	// A VM whose memory is handed back whole when it is closed (see
+	// engine.NewVM): nothing of a run outlives its VM, so freeing it
+	// object by object would be wasted work.
+	m, e, err := engine.NewVM()
 	if err != nil {
 		return nil, err
 	}
-	v := &qjsVM{m: m, h: noHost{}}
+	v := &qjsVM{m: m, e: e, h: noHost{}}
 	// Preparing allocates a few hundred KiB that all stay alive; a garbage
 	// collection on the way would find nothing to free. setLimits lowers the
 	// threshold again before agent code runs.
 	m.SetGCThreshold(16 << 20)
 	if err := v.prepare(code); err != nil {
-		if v.in != nil {
-			v.in.release()
-		}
-		m.Close()
+		v.close()
 		return nil, err
 	}
 	return v, nil
@@ -196,7 +198,7 @@ func newQJSVM() (*qjsVM, error) {
 
 func (v *qjsVM) prepare(code []byte) error {
 	m := v.m
-	in, err := installInternals(v)
+	in, err := installInternals(v, v.e)
 	if err != nil {
 		return err
 	}
@@ -618,24 +620,11 @@ func (v *qjsVM) outOfMemory() bool {
 	return limit > 0 && used+(limit/16) >= min(limit, v.memLimit)
 }
 
+// close hands the VM's memory back whole (engine.Engine.Drop): the values
+// it still holds go with it, unfreed, and must not be used again.
 func (v *qjsVM) close() {
 	if v.in != nil { // nil when prepare failed early
-		v.in.release()
+		v.in.drop()
 	}
-	if v.hasReason {
-		v.reason.Free()
-	}
-	if v.hasClock {
-		v.clockFn.Free()
-	}
-	if v.hasThrown {
-		v.thrown.Free()
-	}
-	for i := range v.classProtos {
-		v.classProtos[i].Free()
-	}
-	for _, f := range []*quickjs.Value{&v.failFn, &v.fireFn, &v.watchFn, &v.resultFn, &v.determinizeFn, &v.isHostLimitFn} {
-		f.Free()
-	}
-	v.m.Close()
+	v.e.Drop()
 }

@@ -1,0 +1,93 @@
+//go:build !(386 || arm)
+
+package engine
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"modernc.org/quickjs"
+)
+
+// A VM made by NewVM is an ordinary quickjs.VM: it evaluates, interrupts,
+// enforces its memory limit (and reports exhaustion to WrapAllocator's
+// callback), and every block of engine memory it takes is noted, so that
+// Drop hands all of them back.
+func TestNewVMAndDrop(t *testing.T) {
+	m, e, err := NewVM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exhausted := false
+	if err := e.WrapAllocator(func() { exhausted = true }); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval(t, m, `[1, 2, 3].map((x) => x * 2).join()`); got != "2,4,6" {
+		t.Errorf("eval = %v", got)
+	}
+	if len(e.heap.blocks) == 0 {
+		t.Fatal("no block was noted")
+	}
+	m.SetMemoryLimit(8 << 20)
+	if _, err := m.Eval(`let a = []; for (;;) a.push("x".repeat(1000) + a.length);`, quickjs.EvalGlobal); err == nil || !exhausted {
+		t.Errorf("memory limit: err %v, exhausted %v", err, exhausted)
+	}
+	used, _ := e.Memory()
+	if used <= 0 {
+		t.Errorf("accounting: %d bytes in use", used)
+	}
+	e.Drop()
+	if e.heap != nil {
+		t.Error("the heap was not released")
+	}
+}
+
+// Dropping frees what the VM held: making and dropping VMs that each hold
+// 4 MB does not grow the process.
+func TestDropFreesEverything(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/status")
+	}
+	cycle := func() {
+		m, e, err := NewVM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Eval(`globalThis.keep = "y".repeat(4_000_000); globalThis.cyc = {}; cyc.self = cyc; 0`, quickjs.EvalGlobal); err != nil {
+			t.Fatal(err)
+		}
+		e.Drop()
+	}
+	for range 5 {
+		cycle()
+	}
+	before := rssMiB(t)
+	for range 100 {
+		cycle()
+	}
+	// Kept, they would hold 400 MB.
+	if grew := rssMiB(t) - before; grew > 100 {
+		t.Errorf("the resident set grew by %d MiB over 100 VMs", grew)
+	}
+}
+
+func rssMiB(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
