@@ -30,12 +30,12 @@ func (s *Server) instructions() string {
 
 // sandboxDoc describes the language and globals, shared by every surface
 // that runs code.
-const sandboxDoc = `Sandbox: ES2023; TypeScript types are stripped. Globals: standard built-ins, console.log/debug/warn/error (info is log), setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch/network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Fresh sandbox per call; timers pending at the end are cancelled.`
+const sandboxDoc = `Sandbox: ES2023, TypeScript types stripped. Globals: standard built-ins, console.log/debug/info/warn/error, setTimeout/clearTimeout, URL, URLSearchParams, TextEncoder/TextDecoder. Absent: fetch/network, setInterval, require, process, eval, new Function, SharedArrayBuffer, Atomics, WeakRef. console.log(error) prints "Name: message". Fresh sandbox per call; pending timers are cancelled at the end.`
 
 // unwrapDoc is §5.3.2.
-const unwrapDoc = `A tool returns its structuredContent, else its single text block as a string, else the MCP result ({content:[...]}; images and audio as base64).`
+const unwrapDoc = `A tool returns its structuredContent, else its one text block as a string, else the MCP result ({content:[...]}; images, audio as base64).`
 
-const errorsDoc = `A failed call throws an error with .hint, of a class from "@codemode/errors": SchemaValidationError (input invalid for the tool's schema; .path .expected .received .example), ToolCallError (the tool failed), ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
+const errorsDoc = `Failed calls throw, with .hint, a class from "@codemode/errors": SchemaValidationError (bad input; .path .expected .received .example), ToolCallError, ToolNotFoundError, ServerNotFoundError, AuthenticationError, SandboxLimitError.`
 
 // approvalDoc tells the model about the tool policy; it is in the run tools'
 // descriptions only when the configuration makes some tool need approval.
@@ -52,7 +52,7 @@ func policyDoc(c *config.Config) string {
 
 func limitsDoc(c *config.Config) string {
 	d, m := c.DefaultLimits, c.MaxLimits
-	return fmt.Sprintf("limits (default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys are ignored.",
+	return fmt.Sprintf("limits (default/max): timeoutMs %d/%d, maxMemoryBytes %s/%s, maxLogBytes %s/%s, maxToolCalls %d/%d, maxResultBytes %s/%s; other keys ignored.",
 		d.TimeoutMs, m.TimeoutMs, size(d.MaxMemoryBytes), size(m.MaxMemoryBytes), size(d.MaxLogBytes), size(m.MaxLogBytes),
 		d.MaxToolCalls, m.MaxToolCalls, size(d.MaxResultBytes), size(m.MaxResultBytes))
 }

@@ -276,8 +276,8 @@ const declarationsWait = 200 * time.Millisecond
 func runDescription(cfg *config.Config, context string) string {
 	var b strings.Builder
 	b.WriteString(`Run an ES module (JS or TS) that calls MCP tools as async functions; get {logs, result, diagnostics, toolTrace}.
-Import tools: import { get_sum } from "@codemode/servers/<serverId>" (get-sum → get_sum, export → export_). Top-level await works. Result: globalThis.__codemode_result__ = <JSON data> (else null).
-Or return it at top level (the script then runs as an async function body), or export it as default (awaited; called if it takes no parameters).
+Import tools: import { get_sum } from "@codemode/servers/<serverId>" (get-sum → get_sum, export → export_). Top-level await works. Result: globalThis.__codemode_result__ = <JSON data> (else null),
+or return it at top level, or export default it (awaited; called if a function without parameters).
 Discover: import { listServers, describeServer, listTools, getTool, searchTools } from "@codemode/discovery" (detail: "name"|"description"|"full").
 `)
 	b.WriteString(unwrapDoc + "\n" + errorsDoc + "\n" + policyDoc(cfg) + sandboxDoc + "\n")
