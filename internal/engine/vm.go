@@ -264,13 +264,20 @@ func (e *Engine) Drop() {
 		return
 	}
 	e.unregister()
-	tls := e.tls
-	for p := range e.heap.blocks {
-		libc.Xfree(tls, p)
-	}
-	clear(e.heap.blocks)
+	tls, blocks := e.tls, e.heap.blocks
+	// The quickjs.VM is closed before its runtime's memory is freed:
+	// quickjs files a VM's module loader process-wide under the runtime's
+	// address and Close deletes the entry by that address. Freed first,
+	// the address can be taken by a VM made meanwhile on another goroutine
+	// (the pool's filler), whose entry Close would then delete: every
+	// import of that VM failed, with an empty exception
+	// (TestPooledVMsKeepTheirLoader in package sandbox).
 	abandon(e.vm)
 	e.vm.Close() // closes tls
+	for p := range blocks {
+		libc.Xfree(tls, p) // uses its TLS only to trace
+	}
+	clear(blocks)
 	releaseHeap(e.heapHandle)
 	e.heap = nil
 }

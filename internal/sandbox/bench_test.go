@@ -20,7 +20,7 @@ func BenchmarkEmptyRun(b *testing.B) {
 		b.StartTimer()
 		res := Run(ctx, "globalThis.__codemode_result__ = 1", nil)
 		if string(res.Result) != "1" {
-			b.Fatalf("result %s", res.Result)
+			b.Fatalf("result %s %v", res.Result, res.Diagnostics)
 		}
 	}
 }
