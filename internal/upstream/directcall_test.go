@@ -202,6 +202,26 @@ func TestDirectCalls(t *testing.T) {
 	}
 }
 
+// A direct call carries the caller's _meta (WithCallMeta: a trace context)
+// as a call through the SDK does.
+func TestDirectCallMeta(t *testing.T) {
+	t.Parallel()
+	m, _ := newManager(t, []config.Server{helperServer(t, "h", "server")}, directVersion)
+	snapshot(t, m, "h")
+	if liveSession(t, m, "h").direct == nil {
+		t.Fatal("the stdio session does not take the direct path")
+	}
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ctx := WithCallMeta(context.Background(), map[string]any{"traceparent": tp})
+	res, err := m.CallTool(ctx, "h", "meta", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"traceparent":"`+tp+`"}` {
+		t.Errorf("the server saw _meta %s", got)
+	}
+}
+
 // A session that negotiated 2026-07-28 or later calls through the SDK,
 // which adds what that version needs.
 func TestDirectCallsOnlyBeforeNewProtocol(t *testing.T) {

@@ -122,6 +122,10 @@ func addHelperTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "state", Description: "counts the block calls started and cancelled"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(fmt.Sprintf("blocking %d cancelled %d", helperBlocking.Load(), helperCancelled.Load())), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "meta", Description: "answers the call's _meta as JSON"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		b, err := json.Marshal(req.Params.Meta)
+		return text(string(b)), nil, err
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits with status 3"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "panic: about to crash on purpose")
 		os.Exit(3)
