@@ -37,7 +37,7 @@ func TestTokensMixedConfig(t *testing.T) {
 		mgr := upstream.New(cfg.Servers, &upstream.Options{Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { mgr.Close() })
 		srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
-		n, res := listTokens(t, connectInMemory(t, srv, "tokens"))
+		n, res := listTokens(t, connectWire(t, srv))
 		return n, len(res.Tools), res
 	}
 	mixed, mixedTools, _ := measure(true)

@@ -146,6 +146,13 @@ func (st *tokenSetup) gateway(tb testing.TB, surfaces ...string) *wireClient {
 	cfg.Serve.Surfaces = surfaces
 	r := run.New(&cfg, catalog.New(st.mgr), st.mgr, nil)
 	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), Version: buildVersion})
+	return connectWire(tb, srv)
+}
+
+// connectWire connects a client to srv in memory whose results are
+// measured as they arrive on the wire.
+func connectWire(tb testing.TB, srv *serve.Server) *wireClient {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	srv.Start(ctx)
