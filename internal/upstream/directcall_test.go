@@ -303,3 +303,38 @@ func TestDirectCallDeathAndClose(t *testing.T) {
 	m2.Close()
 	asError(t, <-done, "h", Unavailable)
 }
+
+// refusingBudget is a ReceiveBudget that holds up to max bytes in all.
+type refusingBudget struct {
+	max, held int64
+}
+
+func (b *refusingBudget) Reserve(n int64) error {
+	if b.held+n > b.max {
+		return fmt.Errorf("the run's memory budget is spent (%d bytes asked)", n)
+	}
+	b.held += n
+	return nil
+}
+
+// A direct call's answer is held by the caller's ReceiveBudget before it is
+// decoded, and one the budget refuses fails the call, as through the SDK.
+func TestDirectCallReceiveBudget(t *testing.T) {
+	t.Parallel()
+	m, _ := newManager(t, []config.Server{helperServer(t, "h", "server")}, directVersion)
+	snapshot(t, m, "h")
+	if liveSession(t, m, "h").direct == nil {
+		t.Fatal("the stdio session does not take the direct path")
+	}
+	b := &refusingBudget{max: 1000}
+	if _, err := m.CallTool(WithReceiveBudget(context.Background(), b), "h", "echo", map[string]any{"text": "small"}); err != nil {
+		t.Fatal(err)
+	}
+	if b.held == 0 {
+		t.Error("the answer was not charged to the budget")
+	}
+	_, err := m.CallTool(WithReceiveBudget(context.Background(), b), "h", "echo", map[string]any{"text": strings.Repeat("x", 2000)})
+	if err == nil || !strings.Contains(err.Error(), "codemode dropped the answer: the run's memory budget is spent") {
+		t.Errorf("an answer over the budget: %v", err)
+	}
+}
