@@ -275,3 +275,66 @@ func TestDetach(t *testing.T) {
 		t.Error("a detached engine is still registered")
 	}
 }
+
+// The engine consults its interrupt handler only when its interrupt
+// counter runs out, every 10,000 ticks; a loop whose body is one slow
+// built-in call then runs thousands of iterations after an interrupt. Kick
+// makes the next tick consult it: at most one more iteration. Counted in
+// iterations, not time.
+func TestKickStopsSlowBuiltinLoops(t *testing.T) {
+	m, e := newVM(t)
+	// The probe is a native function, as the engine calls them (a Go
+	// function registered through quickjs checks the interrupt itself when
+	// it returns, which would hide what is tested).
+	kick := false
+	var probes []*Promise
+	defer func() {
+		for _, p := range probes {
+			p.Free()
+		}
+	}()
+	if err := e.DefineHostCall("probe", "<eval>", func(_, _ string, p *Promise) error {
+		probes = append(probes, p)
+		m.Interrupt()
+		if kick {
+			e.Kick()
+		}
+		return nil
+	}, func(err error) string { return err.Error() }); err != nil {
+		t.Fatal(err)
+	}
+	after := func() float64 {
+		t.Helper()
+		if _, err := m.Eval(`globalThis.n = 0; globalThis.big = new Array(100).fill("abc");
+for (;;) { big.join(","); if (++n === 100) probe("", ""); }`, quickjs.EvalGlobal); err == nil {
+			t.Fatal("the loop was not interrupted")
+		}
+		n, err := m.Eval("n", quickjs.EvalGlobal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toFloat(n) - 100
+	}
+	without := after()
+	kick = true
+	with := after()
+	t.Logf("iterations after the interrupt: %v without a kick, %v with one", without, with)
+	if with > 1 {
+		t.Errorf("%v iterations ran after an interrupt and a kick, want at most 1", with)
+	}
+	if without < 10 {
+		t.Errorf("only %v iterations ran after an interrupt without a kick: the test no longer shows what Kick is for", without)
+	}
+}
+
+func toFloat(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return -1
+}

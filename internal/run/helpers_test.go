@@ -59,21 +59,37 @@ func calcServer() *mcp.Server {
 
 // newTestRunner returns a Runner over in-process servers.
 func newTestRunner(t testing.TB, servers map[string]*mcp.Server) *Runner {
+	return newTestRunnerWith(t, servers, nil)
+}
+
+// newTestRunnerWith is newTestRunner with upstream options (Dial is set).
+func newTestRunnerWith(t testing.TB, servers map[string]*mcp.Server, opts *upstream.Options) *Runner {
 	t.Helper()
 	var cs []config.Server
 	for id := range servers {
 		cs = append(cs, config.Server{ID: id, Name: id, Transport: config.Stdio, Command: "unused"})
 	}
-	m := upstream.New(cs, &upstream.Options{Dial: upstream.DialInMemory(servers)})
+	o := upstream.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Dial = upstream.DialInMemory(servers)
+	m := upstream.New(cs, &o)
 	t.Cleanup(func() { m.Close() })
 	cfg := config.Default()
 	cfg.Servers = cs
+	cfg.DefaultLimits.TimeoutMs = roomyMs
 	return New(cfg, catalog.New(m), m, nil)
 }
 
+// roomyMs is the timeout of runs that must end on their own: the largest a
+// request may ask for, far beyond what any test run takes however loaded
+// the machine, so that the outcome tested is never a timeout.
+const roomyMs = 300_000
+
 func mustRun(t testing.TB, r *Runner, code string) *Response {
 	t.Helper()
-	return r.Run(context.Background(), Request{Code: code})
+	return r.Run(context.Background(), Request{Code: code, Limits: config.Limits{TimeoutMs: roomyMs}})
 }
 
 func dump(r *Response) string {

@@ -53,7 +53,8 @@ func TestPromiseAllIsConcurrent(t *testing.T) {
 		})
 	}
 	r := newTestRunner(t, map[string]*mcp.Server{"barrier": s})
-	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: 5000}, Code: `import { left, right } from "@codemode/servers/barrier";
+	// Sequential calls would wait at the barrier until the timeout.
+	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: roomyMs}, Code: `import { left, right } from "@codemode/servers/barrier";
 globalThis.__codemode_result__ = await Promise.all([left(), right()]);`})
 	if string(res.Result) != `["left","right"]` {
 		t.Fatalf("calls were not concurrent:\n%s", dump(res))
@@ -80,11 +81,7 @@ await wait();`})
 	if len(res.Logs) != 1 {
 		t.Fatalf("logs before the timeout were lost: %+v", res.Logs)
 	}
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream never saw the call cancelled")
-	}
+	testutil.Wait(t, cancelled, "the upstream's seeing the call cancelled")
 }
 
 // §8: a tools/list_changed makes the next run see the new tool, while a run
@@ -94,36 +91,39 @@ func TestToolListChanged(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "one", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return textResult("1"), nil
 	})
-	addTwo := make(chan struct{})
 	s.AddTool(&mcp.Tool{Name: "grow", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.AddTool(&mcp.Tool{Name: "two", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult("2"), nil
 		})
-		close(addTwo)
 		return textResult("grown"), nil
 	})
-	r := newTestRunner(t, map[string]*mcp.Server{"dyn": s})
-	res := r.Run(context.Background(), Request{Code: `import { grow, __meta__ } from "@codemode/servers/dyn";
+	// settled returns once the gateway has heard of the change (the next
+	// snapshot of dyn is then refetched), so that the run in flight
+	// continues only after it.
+	heard := make(chan struct{})
+	var once sync.Once
+	s.AddTool(&mcp.Tool{Name: "settled", InputSchema: objectSchema}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-heard:
+			return textResult("heard"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	r := newTestRunnerWith(t, map[string]*mcp.Server{"dyn": s}, &upstream.Options{OnToolsChanged: func(string) { once.Do(func() { close(heard) }) }})
+	res := mustRun(t, r, `import { grow, settled, __meta__ } from "@codemode/servers/dyn";
 import { listTools } from "@codemode/discovery";
 await grow();
-await new Promise(r => setTimeout(r, 200));
-globalThis.__codemode_result__ = { meta: __meta__.tools.length, listed: (await listTools("dyn")).length };`})
-	if res.Failed() || string(res.Result) != `{"meta":2,"listed":2}` {
+await settled();
+globalThis.__codemode_result__ = { meta: __meta__.tools.length, listed: (await listTools("dyn")).length };`)
+	if res.Failed() || string(res.Result) != `{"meta":3,"listed":3}` {
 		t.Fatalf("the in-flight run saw a different tool set:\n%s", dump(res))
 	}
-	<-addTwo
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res = r.Run(context.Background(), Request{Code: `import { __meta__ } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = __meta__.tools.map(t => t.toolName);`})
-		if string(res.Result) == `["grow","one","two"]` {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the next run never saw the new tool: %s", dump(res))
-		}
-		time.Sleep(50 * time.Millisecond)
+	res = mustRun(t, r, `import { __meta__ } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = __meta__.tools.map(t => t.toolName);`)
+	if string(res.Result) != `["grow","one","settled","two"]` {
+		t.Fatalf("the next run did not see the new tool: %s", dump(res))
 	}
-	res = r.Run(context.Background(), Request{Code: `import { two } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = await two();`})
+	res = mustRun(t, r, `import { two } from "@codemode/servers/dyn"; globalThis.__codemode_result__ = await two();`)
 	if string(res.Result) != `"2"` {
 		t.Fatalf("calling the new tool: %s", dump(res))
 	}
@@ -176,6 +176,7 @@ func TestAuthenticationError(t *testing.T) {
 		config.Server{Name: "good", Transport: config.Streamable, URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer right"}},
 		config.Server{Name: "bad", Transport: config.Streamable, URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer wrong"}},
 	)
+	cfg.DefaultLimits.TimeoutMs = roomyMs
 	m := upstream.New(cfg.Servers, nil)
 	defer m.Close()
 	r := New(cfg, catalog.New(m), m, nil)
@@ -208,7 +209,10 @@ func TestBrokenServerDoesNotStopTheRun(t *testing.T) {
 		testutil.Everything(t, "everything"),
 		config.Server{Name: "broken", Transport: config.Stdio, Command: "/bin/sh", Args: []string{"-c", "echo 'fatal: FOO_TOKEN is not set' >&2; exit 3"}},
 	)
-	m := upstream.New(cfg.Servers, nil)
+	cfg.DefaultLimits.TimeoutMs = roomyMs // starting node takes long on a loaded machine
+	// The broken server stays in backoff however long the run takes to
+	// list it (by default it would be retried after 250 ms).
+	m := upstream.New(cfg.Servers, &upstream.Options{BackoffInitial: time.Hour, BackoffMax: time.Hour})
 	defer m.Close()
 	r := New(cfg, catalog.New(m), m, nil)
 	res := r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
@@ -331,7 +335,7 @@ func TestStuckServer(t *testing.T) {
 	r := New(cfg, catalog.New(m), m, nil)
 
 	res := r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
-globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{TimeoutMs: 2000}})
+globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{TimeoutMs: roomyMs}})
 	got := result[[]ServerInfo](t, res)
 	if len(got) != 1 || got[0].Status != "connecting" || !strings.Contains(got[0].Error, "initialize") {
 		t.Errorf("listServers: %s", dump(res))

@@ -48,6 +48,7 @@ func real(t *testing.T) *Runner {
 			testutil.Filesystem(t, "filesystem", dir),
 			testutil.SequentialThinking(t, "sequential-thinking"),
 		)
+		cfg.DefaultLimits.TimeoutMs = roomyMs // starting four node servers takes long on a loaded machine
 		realMgr = upstream.New(cfg.Servers, nil)
 		realRunner = New(cfg, catalog.New(realMgr), realMgr, nil)
 	})

@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"modernc.org/quickjs"
+
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/engine"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // Hostile scripts (codemode-spec §11). Every table entry is one attack with
@@ -32,10 +36,11 @@ type attack struct {
 
 // loopLimits keep the cases that end at the timeout short. The other
 // tables get calmLimits: they must end on their own, and a loaded test
-// machine must not turn them into timeouts.
+// machine must not turn them into timeouts (-race makes the engine many
+// times slower: serialising 100k nested arrays took a minute).
 var (
 	loopLimits = Limits{Timeout: 400 * time.Millisecond, MaxMemoryBytes: 32 << 20}
-	calmLimits = Limits{Timeout: 20 * time.Second, MaxMemoryBytes: 32 << 20}
+	calmLimits = Limits{Timeout: roomy, MaxMemoryBytes: 32 << 20}
 )
 
 func withLimits(l Limits) func() *Options {
@@ -703,7 +708,7 @@ func failsWith(code diag.Code, substr string) func(*testing.T, *Result) {
 var calm = withLimits(calmLimits)
 
 // bombLimits: memory bombs end on the memory limit long before the timeout.
-var bombLimits = withLimits(Limits{Timeout: 20 * time.Second, MaxMemoryBytes: 16 << 20})
+var bombLimits = withLimits(Limits{Timeout: roomy, MaxMemoryBytes: 16 << 20})
 
 var exhaustionAttacks = []attack{
 	// Infinite loops, wherever the host enters JavaScript.
@@ -733,11 +738,13 @@ var exhaustionAttacks = []attack{
 	{name: "loop in an async function nobody awaits", code: `(async () => { await null; for (;;); })(); globalThis.__codemode_result__ = 1;`, check: timesOut},
 	// The engine polls its interrupt handler only every 10000 "ticks"
 	// (function calls, loop back-edges). A loop whose body is one slow
-	// built-in call must still stop at the timeout, not 10000 calls later.
+	// built-in call must still stop at the timeout, not 10000 calls later:
+	// TestInterruptStopsSlowBuiltinLoops checks that the interrupt stops
+	// it within an iteration; here, that the timeout delivers it.
 	{name: "loop over a slow built-in", opts: withLimits(Limits{Timeout: 300 * time.Millisecond}),
-		code: slowLoop(`const big = new Array(6000).fill("abc");`, `big.join(",")`), check: timesOutPromptly(300 * time.Millisecond)},
+		code: slowLoop(`const big = new Array(6000).fill("abc");`, `big.join(",")`), check: timesOut},
 	{name: "loop over JSON.stringify", opts: withLimits(Limits{Timeout: 300 * time.Millisecond}),
-		code: slowLoop(`const o = Array.from({ length: 120 }, (_, i) => ({ i, s: "abcdefghij" }));`, `JSON.stringify(o)`), check: timesOutPromptly(300 * time.Millisecond)},
+		code: slowLoop(`const o = Array.from({ length: 120 }, (_, i) => ({ i, s: "abcdefghij" }));`, `JSON.stringify(o)`), check: timesOut},
 	// Floods of jobs and timers that never leave the event loop idle.
 	{name: "for(;;) await null", code: `for (;;) await null;`, check: timesOut},
 	{name: "self-feeding microtask chain", code: `const f = () => Promise.resolve().then(f); f(); globalThis.__codemode_result__ = 1;`, check: stopsAtALimit},
@@ -793,20 +800,17 @@ var exhaustionAttacks = []attack{
 	// Floods of output and timers.
 	{
 		name: "log flood",
-		opts: withLimits(Limits{Timeout: 20 * time.Second, MaxLogBytes: 4096}),
+		opts: withLimits(Limits{Timeout: roomy, MaxLogBytes: 4096}),
 		code: `for (let i = 0; i < 100000; i++) console.log("line " + i + " " + "x".repeat(50)); globalThis.__codemode_result__ = "done";`,
 		check: func(t *testing.T, res *Result) {
 			wantResult(t, res, `"done"`)
 			wantTruncated(t, res, 4096)
-			if res.Duration > 5*time.Second {
-				t.Errorf("100k logs took %v after truncation", res.Duration)
-			}
 		},
 	},
 	{
 		// Empty messages are zero bytes each; the log must still be bounded.
 		name: "log flood of empty messages",
-		opts: withLimits(Limits{Timeout: 20 * time.Second, MaxLogBytes: 1024}),
+		opts: withLimits(Limits{Timeout: roomy, MaxLogBytes: 1024}),
 		code: `for (let i = 0; i < 100000; i++) console.log(); globalThis.__codemode_result__ = "done";`,
 		check: func(t *testing.T, res *Result) {
 			if len(res.Logs) > 1024+1 {
@@ -819,17 +823,15 @@ var exhaustionAttacks = []attack{
 	},
 	{
 		name: "timer flood",
-		opts: withLimits(Limits{Timeout: 20 * time.Second}),
+		opts: withLimits(Limits{Timeout: roomy}),
 		code: `for (let i = 0; i < 10000; i++) setTimeout(() => {}, 1e6);`,
 		check: func(t *testing.T, res *Result) {
 			if !res.Failed() || res.TimedOut {
 				t.Fatalf("10k timers: %s", diagString(res))
 			}
+			// Stopped by the limit, not by the (roomy) timeout.
 			if d := res.Diagnostics[0]; !strings.Contains(d.Message, "timers") || !strings.Contains(d.Message, "1000") {
 				t.Errorf("diagnostic does not name the pending-timer limit: %s", diagString(res))
-			}
-			if res.Duration > 5*time.Second {
-				t.Errorf("the timer flood took %v: the limit should stop it at once", res.Duration)
 			}
 		},
 	},
@@ -1078,21 +1080,6 @@ func slowLoop(setup, call string) string {
 	return setup + " for (;;) " + call + ";"
 }
 
-// promptly bounds how long after its deadline (or cancellation) a run may
-// end: one more built-in call plus winding down.
-const promptly = time.Second
-
-// timesOutPromptly: the timeout stopped the script, and not seconds later.
-func timesOutPromptly(timeout time.Duration) func(*testing.T, *Result) {
-	return func(t *testing.T, res *Result) {
-		t.Helper()
-		timesOut(t, res)
-		if res.Duration > timeout+promptly {
-			t.Errorf("a %v timeout stopped the script after %v", timeout, res.Duration)
-		}
-	}
-}
-
 func stackOverflow(t *testing.T, res *Result) {
 	t.Helper()
 	d := wantDiag(t, res, diag.UncaughtException)
@@ -1127,24 +1114,26 @@ func wantTruncated(t *testing.T, res *Result, max int) {
 var settlementAttacks = []attack{
 	{
 		name: "a promise that never settles",
-		opts: withLimits(Limits{Timeout: 30 * time.Second}),
+		opts: withLimits(Limits{Timeout: roomy}),
 		code: `console.log("waiting"); await new Promise(() => {});`,
 		check: func(t *testing.T, res *Result) {
+			// Reported as soon as the loop is idle: waiting for the
+			// timeout would report the timeout instead.
 			wantDiag(t, res, diag.Unsettled)
-			if res.Duration > 5*time.Second {
-				t.Errorf("UNSETTLED_PROMISE after %v: it should be reported as soon as the loop is idle, not at the timeout", res.Duration)
+			if res.TimedOut {
+				t.Error("UNSETTLED_PROMISE at the timeout: it should be reported as soon as the loop is idle")
 			}
 			wantLogs(t, res, "log: waiting")
 		},
 	},
 	{
 		name: "a promise that never settles, after the last timer",
-		opts: withLimits(Limits{Timeout: 30 * time.Second}),
+		opts: withLimits(Limits{Timeout: roomy}),
 		code: `await new Promise((resolve) => { setTimeout(() => {}, 20); });`,
 		check: func(t *testing.T, res *Result) {
 			wantDiag(t, res, diag.Unsettled)
-			if res.Duration > 5*time.Second {
-				t.Errorf("UNSETTLED_PROMISE after %v", res.Duration)
+			if res.TimedOut {
+				t.Error("UNSETTLED_PROMISE at the timeout: it should be reported once the last timer ran")
 			}
 		},
 	},
@@ -1163,21 +1152,14 @@ var settlementAttacks = []attack{
 			h := newTestHost()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cancelledAt := make(chan time.Time, 1)
 			go func() {
 				<-h.started
-				cancelledAt <- time.Now()
 				cancel()
 			}()
-			res := runJS(t, ctx, `import { hang } from "@codemode/servers/x"; await hang();`, h.options(Limits{Timeout: 30 * time.Second}))
-			if took := time.Since(<-cancelledAt); took > slack {
-				t.Errorf("the run ended %v after cancellation", took)
-			}
-			select {
-			case <-h.ended:
-			case <-time.After(time.Second):
-				t.Error("the handler's context was not cancelled")
-			}
+			// Cancelled, not timed out: the run ended on the
+			// cancellation, and its handler's context ended with it.
+			res := runJS(t, ctx, `import { hang } from "@codemode/servers/x"; await hang();`, h.options(Limits{Timeout: roomy}))
+			testutil.Wait(t, h.ended, "the end of the handler's context")
 			return res
 		},
 		check: cancelled,
@@ -1187,13 +1169,7 @@ var settlementAttacks = []attack{
 		run: func(t *testing.T) *Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			at := time.Now().Add(100 * time.Millisecond)
-			time.AfterFunc(time.Until(at), cancel)
-			res := runJS(t, ctx, `for (;;);`, &Options{Limits: Limits{Timeout: 30 * time.Second}})
-			if took := time.Since(at); took > slack {
-				t.Errorf("the run ended %v after cancellation", took)
-			}
-			return res
+			return runJS(t, ctx, `console.log("looping"); for (;;);`, cancelOnLog(cancel, "looping", Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
@@ -1202,22 +1178,16 @@ var settlementAttacks = []attack{
 		run: func(t *testing.T) *Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			at := time.Now().Add(100 * time.Millisecond)
-			time.AfterFunc(time.Until(at), cancel)
-			res := Run(ctx, slowLoop(`const big = new Array(6000).fill("abc");`, `big.join(",")`), &Options{Limits: Limits{Timeout: 30 * time.Second}})
-			if took := time.Since(at); took > promptly {
-				t.Errorf("the run ended %v after cancellation", took)
-			}
-			return res
+			return Run(ctx, slowLoop(`console.log("looping"); const big = new Array(6000).fill("abc");`, `big.join(",")`), cancelOnLog(cancel, "looping", Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
 	{
 		name: "cancellation during a catastrophic regex",
 		run: func(t *testing.T) *Result {
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			return runJS(t, ctx, `/(a+)+$/.test("a".repeat(40) + "b");`, &Options{Limits: Limits{Timeout: 30 * time.Second}})
+			return runJS(t, ctx, `console.log("matching"); /(a+)+$/.test("a".repeat(40) + "b");`, cancelOnLog(cancel, "matching", Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
@@ -1288,7 +1258,7 @@ try { await p; } catch (e) { globalThis.__codemode_result__ = "handled"; }`,
 		}},
 	{
 		name:  "oversize result",
-		opts:  withLimits(Limits{Timeout: 20 * time.Second, MaxResultBytes: 1 << 20}),
+		opts:  withLimits(Limits{Timeout: roomy, MaxResultBytes: 1 << 20}),
 		code:  `globalThis.__codemode_result__ = "x".repeat(2 << 20);`,
 		check: func(t *testing.T, res *Result) { wantLimit(t, res, "maxResultBytes") },
 	},
@@ -1351,23 +1321,30 @@ func TestAttacks(t *testing.T) {
 	res := runJS(t, context.Background(), `import { ping } from "@codemode/servers/x";
 console.log("still here");
 globalThis.__codemode_result__ = { sum: (await Promise.all([ping(1), ping(2)])).reduce((a, b) => a + b), ok: ({}).polluted === undefined };`,
-		h.options(Limits{Timeout: 5 * time.Second}))
+		h.options(Limits{Timeout: roomy}))
 	wantResult(t, res, `{"sum":3,"ok":true}`)
 
-	// And no run left a goroutine behind.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= baseline+5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines after the attacks, %d before:\n%s", n, baseline, buf)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// And no run left a goroutine behind (those just exiting may take a
+	// moment: no event announces a goroutine's end).
+	if !testutil.Poll(t, func() bool { return runtime.NumGoroutine() <= baseline+5 }) {
+		buf := make([]byte, 1<<16)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%d goroutines after the attacks, %d before:\n%s", runtime.NumGoroutine(), baseline, buf)
 	}
+}
+
+// cancelOnLog returns options whose host cancels the run, from inside the
+// console call, when the script logs msg: a cancellation at a known point
+// of the script, without a timer.
+func cancelOnLog(cancel context.CancelFunc, msg string, l Limits) *Options {
+	o := newTestHost().options(l)
+	o.Redact = func(s string) string {
+		if s == msg {
+			cancel()
+		}
+		return s
+	}
+	return o
 }
 
 // TestTrackerInstalled guards the engine access of internal/engine: if
@@ -1384,5 +1361,53 @@ func TestTrackerInstalled(t *testing.T) {
 	defer v.close()
 	if v.in == nil {
 		t.Fatal("the promise rejection tracker is not installed: engine.Attach no longer finds the engine's fields")
+	}
+}
+
+// The watchdog stops a script through qjsVM.interrupt, which must reach a
+// loop whose body is one slow built-in call at once: the engine alone would
+// consult its interrupt handler only 10,000 ticks later (thousands of such
+// calls, seconds). Counted in iterations after the interrupt, not in time.
+func TestInterruptStopsSlowBuiltinLoops(t *testing.T) {
+	if runtime.GOARCH == "386" || runtime.GOARCH == "arm" {
+		t.Skip("no sandbox on 32-bit platforms")
+	}
+	for _, c := range []struct{ name, setup, call string }{
+		{"join", `globalThis.big = new Array(6000).fill("abc");`, `big.join(",")`},
+		{"JSON.stringify", `globalThis.o = Array.from({ length: 120 }, (_, i) => ({ i, s: "abcdefghij" }));`, `JSON.stringify(o)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := newQJSVM()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.close()
+			// The probe is a native function, as the engine calls them (a
+			// Go function registered through quickjs checks the interrupt
+			// itself when it returns, which would hide what is tested).
+			var probes []*engine.Promise
+			defer func() {
+				for _, p := range probes {
+					p.Free()
+				}
+			}()
+			if err := v.in.e.DefineHostCall("probe", "<eval>", func(_, _ string, p *engine.Promise) error {
+				probes = append(probes, p)
+				v.interrupt()
+				return nil
+			}, errorPayload); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.m.Eval(c.setup+` globalThis.n = 0; for (;;) { `+c.call+`; if (++n === 50) probe("", ""); }`, quickjs.EvalGlobal); err == nil {
+				t.Fatal("the loop was not interrupted")
+			}
+			n, err := v.m.Eval("n", quickjs.EvalGlobal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := fmt.Sprint(n); after != "50" && after != "51" {
+				t.Errorf("the loop ran to n = %s after an interrupt at 50: the interrupt did not reach the slow built-in at once", after)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // Limits (codemode-spec §3.2.4, §7.4): each one stops the script with a
@@ -73,28 +74,21 @@ func TestTimeout(t *testing.T) {
 				t.Errorf("TimedOut is false")
 			}
 			wantLimitFailure(t, res, "timeoutMs (200 ms)")
-			if res.Duration < timeout || res.Duration > timeout+slack {
-				t.Errorf("the run took %v with a %v timeout", res.Duration, timeout)
-			}
 			if c.each == time.Hour {
-				select {
-				case <-ended:
-				case <-time.After(time.Second):
-					t.Error("the handler's context was not cancelled at the timeout")
-				}
+				testutil.Wait(t, ended, "the cancellation of the handler's context at the timeout")
 			}
 		})
 	}
 	t.Run("a script inside the timeout", func(t *testing.T) {
 		t.Parallel()
-		res := runJS(t, context.Background(), `await new Promise((r) => setTimeout(r, 50)); globalThis.__codemode_result__ = "in time";`, &Options{Limits: Limits{Timeout: time.Second}})
+		res := runJS(t, context.Background(), `await new Promise((r) => setTimeout(r, 50)); globalThis.__codemode_result__ = "in time";`, &Options{Limits: Limits{Timeout: roomy}})
 		wantResult(t, res, `"in time"`)
 	})
 }
 
 func TestMemoryLimit(t *testing.T) {
 	const limit = 16 << 20
-	opts := func(l int64) *Options { return &Options{Limits: Limits{Timeout: 10 * time.Second, MaxMemoryBytes: l}} }
+	opts := func(l int64) *Options { return &Options{Limits: Limits{Timeout: roomy, MaxMemoryBytes: l}} }
 	fail := []struct{ name, code string }{
 		{"one buffer twice the limit", `const a = new Uint8Array(32 << 20); a.fill(1); globalThis.__codemode_result__ = a.length;`},
 		{"small objects, twice the limit", `const a = []; for (let i = 0; i < 400000; i++) a.push({ i, s: "x" + i }); globalThis.__codemode_result__ = a.length;`},
@@ -143,7 +137,7 @@ func TestMemoryLimit(t *testing.T) {
 	})
 	t.Run("out of memory after a host call", func(t *testing.T) {
 		t.Parallel()
-		o := newTestHost().options(Limits{Timeout: 10 * time.Second, MaxMemoryBytes: limit})
+		o := newTestHost().options(Limits{Timeout: roomy, MaxMemoryBytes: limit})
 		res := runJS(t, context.Background(), `import { ping } from "@codemode/servers/x"; console.log("before"); await ping(1); const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });`, o)
 		if !res.OutOfMemory {
 			t.Errorf("OutOfMemory is false")
@@ -255,7 +249,7 @@ func TestResultLimit(t *testing.T) {
 }
 
 func TestPendingTimerLimit(t *testing.T) {
-	opts := func() *Options { return &Options{MaxPendingTimers: 10, Limits: Limits{Timeout: 5 * time.Second}} }
+	opts := func() *Options { return &Options{MaxPendingTimers: 10, Limits: Limits{Timeout: roomy}} }
 	t.Run("exactly the limit", func(t *testing.T) {
 		res := runJS(t, context.Background(), `let n = 0; for (let i = 0; i < 9; i++) setTimeout(() => n++, i);
 await new Promise((r) => setTimeout(r, 20)); // the 10th
@@ -317,7 +311,7 @@ func TestHostCallFloodIsBounded(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 	var peak atomic.Int64
 	h := newTestHost()
-	o := h.options(Limits{Timeout: 20 * time.Second})
+	o := h.options(Limits{Timeout: roomy})
 	o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
 		n := int64(runtime.NumGoroutine())
 		for {
@@ -352,7 +346,7 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			h := newTestHost()
-			o := h.options(Limits{Timeout: 20 * time.Second})
+			o := h.options(Limits{Timeout: roomy})
 			o.Deterministic = &Deterministic{Seed: uint32(i), Now: time.UnixMilli(int64(i) * 1000)}
 			results[i] = Run(context.Background(), fmt.Sprintf(`import { ping } from "@codemode/servers/x";
 const id = %d;
