@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 )
 
 // Examples for schemas harder than the corpus's: each must validate, and
@@ -139,7 +138,8 @@ func TestExampleFunc(t *testing.T) {
 
 // Twenty distinct $defs, each a union of objects leading to the next and
 // the last impossible: validating a deep value costs 3^depth, so a naive
-// generate-and-test would run for hours. The limits make it give up fast.
+// generate-and-test would run for hours. The limits make it give up (a
+// generator without them would hold the test until go test's -timeout).
 func TestExampleGivesUpOnExponentialSchemas(t *testing.T) {
 	defs := map[string]any{"n0": map[string]any{"type": "string", "minLength": 5.0, "maxLength": 2.0}}
 	for d := 1; d <= 20; d++ {
@@ -151,11 +151,7 @@ func TestExampleGivesUpOnExponentialSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	if ex := v.Example(); ex != nil {
 		t.Errorf("example %v for an impossible schema", ex)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("Example took %v", d)
 	}
 }

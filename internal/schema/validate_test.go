@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // mustJSON decodes a JSON literal the way tool inputs arrive (float64).
@@ -302,7 +301,8 @@ func TestUnsupportedGoValues(t *testing.T) {
 
 // Patterns RE2 cannot compile (lookarounds) still validate, through the
 // ECMAScript engine; one that backtracks past the timeout stops being
-// checked rather than stalling every call.
+// checked rather than stalling every call (2^40 steps each: without the
+// timeout, the test would hold until go test's -timeout).
 func TestECMAScriptPatterns(t *testing.T) {
 	v := mustCompile(t, `{"type":"object","properties":{"id":{"type":"string","pattern":"^(?!tmp-)[a-z-]+$"},
 		"slow":{"type":"array","items":{"type":"string","pattern":"^(?=a)(a+)+$"}}}}`)
@@ -314,12 +314,8 @@ func TestECMAScriptPatterns(t *testing.T) {
 		t.Errorf("lookahead not applied: %+v", viol)
 	}
 	evil := strings.Repeat("a", 40) + "b"
-	start := time.Now()
 	if viol := v.Validate(map[string]any{"slow": []any{evil, evil, evil, evil, evil, evil, evil, evil}}); viol != nil {
 		t.Errorf("timed-out pattern rejected the value: %s", viol.Message)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("catastrophic pattern took %v", d)
 	}
 }
 

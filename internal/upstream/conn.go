@@ -127,7 +127,7 @@ func (c *serverConn) session(ctx context.Context) (*session, error) {
 	}
 	a := c.attempt
 	if a == nil {
-		if wait := time.Until(c.retryAt); c.lastErr != nil && wait > 0 {
+		if wait := c.retryAt.Sub(c.m.opts.Now()); c.lastErr != nil && wait > 0 {
 			e := *c.lastErr
 			e.RetryIn = wait
 			c.mu.Unlock()
@@ -230,7 +230,7 @@ func (c *serverConn) dialAndInit(ctx context.Context, cancel context.CancelCause
 		}
 		return nil, c.connectErr(ctx, err, proc)
 	}
-	s := &session{cs: cs, proc: proc, lists: lists, ctx: ctx, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	s := &session{cs: cs, proc: proc, lists: lists, ctx: ctx, cancel: cancel, started: c.m.opts.Now(), done: make(chan struct{})}
 	if proc != nil && proc.conn != nil && directOK(cs) {
 		s.direct = proc.conn
 	}
@@ -249,7 +249,7 @@ func (c *serverConn) watch(s *session) {
 	if c.sess == s {
 		c.sess = nil
 		if s.endErr != nil {
-			c.recordFailure(s.endErr, time.Since(s.started))
+			c.recordFailure(s.endErr, c.m.opts.Now().Sub(s.started))
 			c.log.Warn("upstream died", slog.Any("error", s.endErr))
 		}
 	}
@@ -285,7 +285,7 @@ func (s *session) close() {
 func (c *serverConn) recordFailure(err *Error, lived time.Duration) {
 	if errors.Is(err, ErrMessageTooLarge) {
 		// The server is fine; the connection could not carry one answer.
-		c.lastErr, c.retryAt = err, time.Now()
+		c.lastErr, c.retryAt = err, c.m.opts.Now()
 		return
 	}
 	if lived >= c.m.opts.BackoffMax {
@@ -293,7 +293,7 @@ func (c *serverConn) recordFailure(err *Error, lived time.Duration) {
 	}
 	c.failures++
 	c.lastErr = err
-	c.retryAt = time.Now().Add(c.backoff(c.failures))
+	c.retryAt = c.m.opts.Now().Add(c.backoff(c.failures))
 }
 
 // backoff is BackoffInitial doubled per consecutive failure, capped at

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,9 +60,6 @@ func runHelper(mode string) int {
 		fmt.Println("[info] token=" + os.Getenv("HELPER_SECRET"))
 		fallthrough
 	case "server":
-		if d, err := time.ParseDuration(os.Getenv("HELPER_DELAY")); err == nil {
-			time.Sleep(d)
-		}
 		fmt.Fprintln(os.Stderr, "helper server starting")
 		srv := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "1.0.0"}, nil)
 		addHelperTools(srv)
@@ -199,18 +197,18 @@ func startNpmHTTPProc(t *testing.T, bin, mode string) (string, *exec.Cmd) {
 		_ = cmd.Wait()
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
+	// Until it accepts a connection: no other event says it listens.
+	var err error
+	if !testutil.Poll(t, func() bool {
+		var c net.Conn
+		if c, err = net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return "http://" + addr, cmd
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s did not listen on %s: %v; stderr:\n%s", bin, mode, addr, err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("%s %s did not listen on %s: %v; stderr:\n%s", bin, mode, addr, err, stderr.String())
 	}
+	return "http://" + addr, cmd
 }
 
 func freePort(t *testing.T) int {
@@ -347,14 +345,31 @@ func mustJSON(t *testing.T, v any) string {
 	return string(data)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+// waitFor waits until cond holds: for states of the Manager that no event
+// announces to a test (see testutil.Poll).
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Poll(t, cond) {
+		t.Fatalf("%s did not happen before the test's deadline", what)
 	}
+}
+
+// fakeClock is an Options.Now that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
 }

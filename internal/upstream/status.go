@@ -71,7 +71,7 @@ func (c *serverConn) status() Status {
 		}
 	case c.attempt != nil:
 		st.State = StateConnecting
-	case c.lastErr != nil && time.Now().Before(c.retryAt):
+	case c.lastErr != nil && c.m.opts.Now().Before(c.retryAt):
 		st.State, st.Err, st.RetryAt = StateBackoff, c.lastErr, c.retryAt
 	case c.lastErr != nil:
 		st.State, st.Err = StateError, c.lastErr
