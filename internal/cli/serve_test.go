@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // An address that cannot be bound (an invalid port, a port in use) is
@@ -22,17 +18,18 @@ func TestServeListensBeforeStartingUpstreams(t *testing.T) {
 		t.Run(addr, func(t *testing.T) {
 			t.Setenv("CODEMODE_AUTH_TOKEN", "")
 			dir := t.TempDir()
-			marker := filepath.Join(dir, "started")
-			// The upstream leaves a mark as soon as it is started.
-			cfg := writeFile(t, dir, "codemode.json", fmt.Sprintf(`{"mcpServers": {"probe": {"command": "/bin/sh", "args": ["-c", %q]}}}`,
-				"touch "+marker+"; sleep 30"))
+			// The upstream's command does not exist: an attempt to start it
+			// fails at once and is logged ("upstream failed to start ...
+			// probe-upstream-binary") before serve returns, since closing
+			// the gateway waits for its connection attempts. No sleep: the
+			// log says whether it was tried.
+			cfg := writeFile(t, dir, "codemode.json", `{"mcpServers": {"probe": {"command": "/nonexistent/probe-upstream-binary"}}}`)
 			code, _, stderr := invoke(t, "", "serve", "--config", cfg, "--http", addr)
 			if code != ExitUsage || !strings.Contains(stderr, addr) {
 				t.Fatalf("exit %d, want %d with a message naming %s; stderr:\n%s", code, ExitUsage, addr, stderr)
 			}
-			time.Sleep(500 * time.Millisecond) // a process started last moment would have touched it by now
-			if _, err := os.Stat(marker); err == nil {
-				t.Errorf("the upstream server was started although the address could not be bound")
+			if strings.Contains(stderr, "probe-upstream-binary") || strings.Contains(stderr, "upstream") {
+				t.Errorf("the upstream server was started although the address could not be bound; stderr:\n%s", stderr)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/builtin/builtintest"
 )
@@ -60,7 +59,7 @@ func TestThoughtboxSurfaceSeedExamples(t *testing.T) {
 
 	// A new gateway on the same data, over HTTP: the session is listed.
 	p := startProc(t, baseEnv("XDG_STATE_HOME="+state), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +84,7 @@ func TestNamedClientsNamespaces(t *testing.T) {
 		"carol": map[string]any{"token": "carol-token-0123456789", "namespace": "alice"},
 	}})
 	p := startProc(t, baseEnv("XDG_STATE_HOME="+t.TempDir(), "ALICE_TOKEN=alice-token-0123456789"), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // conformanceScenarios are the server scenarios that apply to the gateway.
@@ -52,7 +54,7 @@ func TestConformance(t *testing.T) {
 		t.Run(sc, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithCancel(testutil.Context(t))
 			defer cancel()
 			cmd := exec.CommandContext(ctx, nodeBin(t), cli, "server", "--url", gw.url, "--scenario", sc, "-o", dir)
 			cmd.Env = baseEnv("NO_COLOR=1")

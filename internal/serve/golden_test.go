@@ -28,7 +28,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -181,7 +180,7 @@ func runGolden(t *testing.T, file string) []string {
 		}
 		// Read up to this call's response: calls are played one at a
 		// time, so what comes before it is notifications.
-		rctx, rcancel := context.WithTimeout(ctx, time.Minute)
+		rctx, rcancel := context.WithCancel(testutil.Context(t))
 		for {
 			in, err := conn.Read(rctx)
 			if err != nil {

@@ -153,7 +153,11 @@ func writeConfig(t testing.TB, servers upstreams, settings map[string]any) strin
 	if servers == nil {
 		doc["mcpServers"] = map[string]any{}
 	}
-	gw := map[string]any{"builtins": []string{}}
+	// No built-in servers unless a test asks; runs get the longest timeout
+	// a request may ask for unless the test says otherwise: the first run
+	// starts the upstreams, which takes long on a loaded machine, and a
+	// test's outcome must never be a timeout it did not ask for.
+	gw := map[string]any{"builtins": []string{}, "defaultLimits": map[string]any{"timeoutMs": 300000}}
 	for k, v := range settings {
 		gw[k] = v
 	}
@@ -332,7 +336,9 @@ func (p *proc) watch(f func(string) bool) {
 }
 
 // waitLine waits for a stderr line matching re and returns its submatches.
-func (p *proc) waitLine(re *regexp.Regexp, timeout time.Duration) ([]string, error) {
+// It gives up when the process exits first, or when the test binary's
+// deadline nears (a loaded machine is slow, not wrong).
+func (p *proc) waitLine(re *regexp.Regexp) ([]string, error) {
 	got := make(chan []string, 1)
 	p.watch(func(l string) bool {
 		if m := re.FindStringSubmatch(l); m != nil {
@@ -357,17 +363,17 @@ func (p *proc) waitLine(re *regexp.Regexp, timeout time.Duration) ([]string, err
 		default:
 		}
 		return nil, fmt.Errorf("process exited (%v) before printing a line matching %s; stderr:\n%s", p.err, re, tail(p.stderr.String(), 4000))
-	case <-time.After(timeout):
-		return nil, fmt.Errorf("no line matching %s within %v; stderr:\n%s", re, timeout, tail(p.stderr.String(), 4000))
+	case <-testutil.Expiry(p.t):
+		return nil, fmt.Errorf("no line matching %s before the test's deadline; stderr:\n%s", re, tail(p.stderr.String(), 4000))
 	}
 }
 
 // wait waits for the process to exit and returns its exit status.
-func (p *proc) wait(timeout time.Duration) (int, error) {
+func (p *proc) wait() (int, error) {
 	select {
 	case <-p.done:
-	case <-time.After(timeout):
-		return -1, fmt.Errorf("still running after %v; stderr:\n%s", timeout, tail(p.stderr.String(), 4000))
+	case <-testutil.Expiry(p.t):
+		return -1, fmt.Errorf("still running at the test's deadline; stderr:\n%s", tail(p.stderr.String(), 4000))
 	}
 	var ee *exec.ExitError
 	if errors.As(p.err, &ee) {
@@ -495,7 +501,7 @@ func startHTTP(t testing.TB, cfg string, extra ...string) *httpGateway {
 	t.Helper()
 	args := append([]string{"serve", "--config", cfg, "--http", "127.0.0.1:0"}, extra...)
 	p := startProc(t, baseEnv(), t.TempDir(), codemodeBin(t), args...)
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatalf("codemode serve --http did not start: %v", err)
 	}
@@ -537,7 +543,7 @@ type tsOutput struct {
 	Fatal       string            `json:"fatal"`
 }
 
-// tsClient runs client.mjs with a plan, for at most 90 s.
+// tsClient runs client.mjs with a plan.
 type tsClient struct {
 	*proc
 }
@@ -554,7 +560,7 @@ func startTS(t testing.TB, conn map[string]any, steps ...step) *tsClient {
 
 func (c *tsClient) output(t testing.TB) tsOutput {
 	t.Helper()
-	code, err := c.wait(90 * time.Second)
+	code, err := c.wait()
 	if err != nil {
 		t.Fatalf("TypeScript client: %v", err)
 	}
@@ -585,7 +591,7 @@ func runTS(t testing.TB, conn map[string]any, steps ...step) []json.RawMessage {
 // the exit status and stderr.
 func inspect(t testing.TB, target []string, args ...string) ([]byte, int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	home := t.TempDir()
 	all := append([]string{filepath.Join(npmDir, "@modelcontextprotocol", "inspector", "clients", "cli", "build", "index.js")}, args...)

@@ -191,7 +191,7 @@ func TestCancelledRunEnds(t *testing.T) {
 			"code": startedScript(marker, uninterruptible), "limits": map[string]any{"timeoutMs": 600000, "maxMemoryBytes": 512 << 20}}})
 		done <- err
 	}()
-	waitFile(t, marker, hangGuard)
+	waitFile(t, marker)
 	cancelCall() // the client sends notifications/cancelled
 	<-done
 	waitStderr(t, g, "error=CANCELLED")
@@ -218,7 +218,7 @@ func TestSIGTERMEndsAStuckGateway(t *testing.T) {
 		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{
 			"code": code, "limits": map[string]any{"timeoutMs": 600000, "maxMemoryBytes": 512 << 20}}})
 	}
-	waitFile(t, marker, hangGuard)
+	waitFile(t, marker)
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

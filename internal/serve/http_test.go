@@ -17,9 +17,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -41,7 +42,7 @@ func post(t *testing.T, u string, headers map[string]string) (int, http.Header, 
 		}
 		req.Header.Set(k, v)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
@@ -70,7 +71,7 @@ func minimalConfig(t *testing.T) string { return writeConfig(t, upstreams{}, nil
 func serveExit(t *testing.T, env []string, dir string, args ...string) (int, string) {
 	t.Helper()
 	p := startProc(t, env, dir, codemodeBin(t), append([]string{"serve"}, args...)...)
-	code, err := p.wait(30 * time.Second)
+	code, err := p.wait()
 	if err != nil {
 		t.Fatalf("codemode serve %q: %v", args, err)
 	}
@@ -90,9 +91,9 @@ func TestHTTPListensOnLoopback(t *testing.T) {
 	}
 
 	p := startProc(t, baseEnv(), t.TempDir(), codemodeBin(t), "serve", "--config", minimalConfig(t), "--http", ":0")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
-		if code, werr := p.wait(5 * time.Second); werr == nil && code == 2 && strings.Contains(p.stderr.String(), "auth-token") {
+		if code, werr := p.wait(); werr == nil && code == 2 && strings.Contains(p.stderr.String(), "auth-token") {
 			return // refused, with the fix in the message
 		}
 		t.Fatalf("--http :0 without a token neither refused (exit 2) nor started on loopback: %v", err)
@@ -113,7 +114,7 @@ func TestHTTPNonLoopbackNeedsToken(t *testing.T) {
 	}
 
 	p := startProc(t, baseEnv("CODEMODE_AUTH_TOKEN=env-secret"), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "0.0.0.0:0")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatalf("with CODEMODE_AUTH_TOKEN: %v", err)
 	}
@@ -165,7 +166,7 @@ func TestHTTPAuthToken(t *testing.T) {
 		t.Logf("Inspector without the token failed without naming 401: %s", tail(stdout2(stdout, stderr), 500))
 	}
 	c := startTS(t, httpConn(gw.url, nil), listStep())
-	if code, _ := c.wait(60 * time.Second); code == 0 && !strings.Contains(c.stdout.String(), `"fatal"`) {
+	if code, _ := c.wait(); code == 0 && !strings.Contains(c.stdout.String(), `"fatal"`) {
 		t.Errorf("TypeScript client without the token connected: %s", c.stdout.String())
 	}
 }
@@ -274,16 +275,13 @@ func checkFinished(t *testing.T, raw json.RawMessage) {
 	}
 }
 
-func waitFile(t *testing.T, path string, timeout time.Duration) {
+// waitFile waits for a file a run writes (through the filesystem server)
+// once it has started.
+func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Poll(t, func() bool { _, err := os.Stat(path); return err == nil }) {
+		t.Fatalf("%s did not appear: the run never started", path)
 	}
-	t.Fatalf("%s did not appear within %v: the run never started", path, timeout)
 }
 
 // SIGTERM while a run is in flight over HTTP: the run finishes, a new call
@@ -302,10 +300,10 @@ func TestSIGTERMDrainsHTTP(t *testing.T) {
 			}},
 		),
 	)
-	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
+	waitFile(t, filepath.Join(dir, "started"))
 	gw.signal(syscall.SIGTERM)
 	// Let the signal land before the client sends its new call.
-	if _, err := gw.waitLine(regexp.MustCompile(`shutting down`), 10*time.Second); err != nil {
+	if _, err := gw.waitLine(regexp.MustCompile(`shutting down`)); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(c.stdin, "go")
@@ -320,7 +318,7 @@ func TestSIGTERMDrainsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRefused(t, seq[1])
-	code, err := gw.wait(30 * time.Second)
+	code, err := gw.wait()
 	if err != nil || code != 0 {
 		t.Fatalf("exit status %d (%v), want 0; stderr:\n%s", code, err, tail(gw.stderr.String(), 3000))
 	}
@@ -355,7 +353,7 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 	cfg := writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil)
 	g := startStdio(t, "--config", cfg, "--grace", "30s")
 	stderr := g.stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	cs := g.connect(t, ctx)
 	type result struct {
@@ -367,13 +365,13 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": slowRunCode(dir)}})
 		slow <- result{r, err}
 	}()
-	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
+	waitFile(t, filepath.Join(dir, "started"))
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "shutting down") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	// Let the signal land before the new call.
+	if !testutil.Poll(t, func() bool { return strings.Contains(stderr.String(), "shutting down") }) {
+		t.Fatalf("no \"shutting down\" after SIGTERM; stderr:\n%s", tail(stderr.String(), 2000))
 	}
 	late, lateErr := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": `globalThis.__codemode_result__ = "late";`}})
 	if lateErr == nil && !late.IsError {
@@ -389,17 +387,13 @@ func TestSIGTERMDrainsStdio(t *testing.T) {
 		checkFinished(t, b)
 	}
 	// The process exits on its own, with status 0.
-	select {
-	case <-g.exited:
-		if g.waitErr != nil {
-			t.Fatalf("exit: %v, want status 0; stderr:\n%s", g.waitErr, tail(stderr.String(), 3000))
-		}
-		// A requested shutdown is not an error.
-		if strings.Contains(stderr.String(), "level=ERROR") {
-			t.Errorf("SIGTERM was logged as an error:\n%s", tail(stderr.String(), 3000))
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("codemode did not exit after draining; stderr:\n%s", tail(stderr.String(), 3000))
+	testutil.Wait(t, g.exited, "codemode's exit after draining")
+	if g.waitErr != nil {
+		t.Fatalf("exit: %v, want status 0; stderr:\n%s", g.waitErr, tail(stderr.String(), 3000))
+	}
+	// A requested shutdown is not an error.
+	if strings.Contains(stderr.String(), "level=ERROR") {
+		t.Errorf("SIGTERM was logged as an error:\n%s", tail(stderr.String(), 3000))
 	}
 }
 
@@ -412,7 +406,7 @@ func TestSIGTERMGraceEndsStdioRuns(t *testing.T) {
 	cfg := writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil)
 	g := startStdio(t, "--config", cfg, "--grace", "1s")
 	stderr := g.stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	cs := g.connect(t, ctx)
 	type result struct {
@@ -427,16 +421,13 @@ await new Promise((r) => setTimeout(r, 120000));`, filepath.Join(dir, "started")
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": code, "limits": map[string]any{"timeoutMs": 200000}}})
 		long <- result{r, err}
 	}()
-	waitFile(t, filepath.Join(dir, "started"), 60*time.Second)
-	signalled := time.Now()
+	waitFile(t, filepath.Join(dir, "started"))
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-g.exited:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("codemode still runs %v after SIGTERM with --grace 1s; stderr:\n%s", time.Since(signalled), tail(stderr.String(), 2000))
-	}
+	// The run would take two minutes: the grace period, not the run,
+	// ends the process, and the run is answered CANCELLED.
+	testutil.Wait(t, g.exited, "codemode's exit after the grace period")
 	r := <-long
 	if r.err != nil {
 		t.Fatalf("the cancelled run got no response: %v\n%s", r.err, tail(stderr.String(), 1500))

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,7 +88,7 @@ func connectInMemory(tb testing.TB, srv *serve.Server, client string) *mcp.Clien
 // decode it.
 func (g *inproc) call(t *testing.T, tool string, args any) json.RawMessage {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	res, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -104,7 +103,7 @@ func (g *inproc) call(t *testing.T, tool string, args any) json.RawMessage {
 
 func (g *inproc) descriptions(t *testing.T) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	res, err := g.cs.ListTools(ctx, nil)
 	if err != nil {
@@ -338,7 +337,7 @@ func TestSearchCodeMustBeAFunction(t *testing.T) {
 func TestDrainRefusesWithInternalError(t *testing.T) {
 	t.Parallel()
 	g := newInproc(t, false, nil, "run")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	if err := g.srv.Drain(ctx); err != nil {
 		t.Fatal(err)

@@ -5,13 +5,13 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/run"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -52,13 +52,8 @@ func TestServeTransportCancelIsNotAnError(t *testing.T) {
 	}
 	defer cs.Close()
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serving ended with %v after a requested shutdown, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serving did not end when its ctx did")
+	if err := testutil.Wait(t, done, "the end of serving when its ctx ended"); err != nil {
+		t.Errorf("serving ended with %v after a requested shutdown, want nil", err)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

@@ -2,11 +2,13 @@ package serve_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A line on stdin that is not a JSON-RPC message is answered with a
@@ -40,8 +42,9 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	var errs []int
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	deadline := time.AfterFunc(60*time.Second, func() { g.cmd.Process.Kill() })
-	defer deadline.Stop()
+	// Were an answer never to come, the scan would end when the process is
+	// killed, shortly before the test's deadline.
+	defer context.AfterFunc(testutil.Context(t), func() { g.cmd.Process.Kill() })()
 	for (got["1"] == nil || got["2"] == nil || got["4"] == nil || got["5"] == nil) && sc.Scan() {
 		var m struct {
 			ID    json.RawMessage     `json:"id"`

@@ -206,7 +206,7 @@ globalThis.__codemode_result__ = await get_sum({ a: 1, b: 2 });`),
 		callStep("codemode_run", map[string]any{}),
 		// 5: limits with an unknown key, requestedCapabilities with an unknown server.
 		callStep("codemode_run", map[string]any{"code": `globalThis.__codemode_result__ = 1;`,
-			"limits": map[string]any{"timeoutMs": 5000, "notALimit": 1}, "requestedCapabilities": []string{"memory", "nope"}}),
+			"limits": map[string]any{"timeoutMs": 300000, "notALimit": 1}, "requestedCapabilities": []string{"memory", "nope"}}),
 		// 6, 7: nothing leaks from one run to the next.
 		runStep(`globalThis.leak = 42; globalThis.__codemode_result__ = globalThis.leak;`),
 		runStep(`globalThis.__codemode_result__ = typeof globalThis.leak;`),

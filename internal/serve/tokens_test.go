@@ -6,7 +6,7 @@ package serve_test
 // recorded tools with their raw schemas (and answers every call with an
 // error); server-everything is the real npm process.
 //
-//	go test -run TestTokensToolsListTable -v ./internal/serve
+//	go test -run '^$' -bench TokensToolsListTable -benchtime 1x ./internal/serve
 //	go test -run '^$' -bench TokensToolsList ./internal/serve
 
 import (
@@ -21,7 +21,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,7 +117,7 @@ func newTokenSetup(tb testing.TB, corpus []string, everything bool) *tokenSetup 
 	}
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(inmem), Logger: slog.New(slog.DiscardHandler)})
 	tb.Cleanup(func() { mgr.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(tb))
 	defer cancel()
 	snaps, failed := mgr.SnapshotAll(ctx)
 	if len(failed) > 0 {
@@ -219,7 +218,7 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // gateway sent it.
 func listTokens(tb testing.TB, cs *wireClient) (int, *mcp.ListToolsResult) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(testutil.Context(tb))
 	defer cancel()
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -263,37 +262,61 @@ func TestTokensToolsListTarget(t *testing.T) {
 	})
 }
 
-// TestTokensToolsListTable logs the figures of docs/BENCHMARKS.md: each
-// server alone behind the default surface, then all of them, then the other
-// surfaces with all of them.
-func TestTokensToolsListTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server-everything twice")
-	}
+// Each corpus server alone behind the run surface: its declarations are in
+// the description only if they fit typesBudgetTokens, else the index,
+// within indexBudgetTokens, is (§4.4). So the description costs at most
+// what it costs with no server, plus the larger budget and the sentence
+// that introduces the declarations. (The budget counts the text; JSON
+// escaping in tools/list adds to it.)
+func TestTokensPerServerWithinBudget(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n| servers | tools | direct tools/list tokens | codemode tools/list tokens (run surface) | ratio |\n|---|---:|---:|---:|---:|\n")
-	row := func(name string, st *tokenSetup, n int) {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f%% |\n", name, st.tools, st.classic, n, 100*float64(n)/float64(st.classic))
+	description := func(tb testing.TB, st *tokenSetup) int {
+		_, res := listTokens(tb, st.gateway(tb, "run"))
+		return typegen.CountTokens(res.Tools[0].Description)
 	}
+	empty := newTokenSetup(t, nil, false)
+	base := description(t, empty)
+	intro := typegen.CountTokens("TypeScript declarations of every server. " + serve.DeclTypes)
+	limit := base + intro + max(empty.cfg.Serve.TypesBudgetTokens, empty.cfg.Serve.IndexBudgetTokens) + 16 // tokens at the joins
 	for _, name := range corpusNames(t) {
-		st := newTokenSetup(t, []string{name}, false)
-		n, _ := listTokens(t, st.gateway(t, "run"))
+		if n := description(t, newTokenSetup(t, []string{name}, false)); n > limit {
+			t.Errorf("%s alone: the run tool's description costs %d tokens, more than %d (%d with no server, budget %d)",
+				name, n, limit, base, empty.cfg.Serve.TypesBudgetTokens)
+		}
+	}
+}
+
+// BenchmarkTokensToolsListTable prints the table of docs/BENCHMARKS.md: each
+// server alone behind the default surface, then all of them, then the other
+// surfaces with all of them. It measures tokens, not time:
+//
+//	go test -run '^$' -bench TokensToolsListTable -benchtime 1x ./internal/serve
+func BenchmarkTokensToolsListTable(b *testing.B) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n| servers | tools | direct tools/list tokens | codemode tools/list tokens (run surface) | ratio |\n|---|---:|---:|---:|---:|\n")
+	row := func(name string, st *tokenSetup, n int) {
+		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %.1f%% |\n", name, st.tools, st.classic, n, 100*float64(n)/float64(st.classic))
+	}
+	for _, name := range corpusNames(b) {
+		st := newTokenSetup(b, []string{name}, false)
+		n, _ := listTokens(b, st.gateway(b, "run"))
 		row(name, st, n)
 	}
-	st := newTokenSetup(t, nil, true)
-	n, _ := listTokens(t, st.gateway(t, "run"))
+	st := newTokenSetup(b, nil, true)
+	n, _ := listTokens(b, st.gateway(b, "run"))
 	row("everything (the real npm server)", st, n)
 
-	all := newTokenSetup(t, corpusNames(t), true)
-	n, _ = listTokens(t, all.gateway(t, "run"))
-	row("**all 21 corpus catalogs + everything**", all, n)
-	fmt.Fprintf(&b, "\nOther surfaces, all servers connected:\n\n| surface | tools/list tokens |\n|---|---:|\n")
+	all := newTokenSetup(b, corpusNames(b), true)
+	n, _ = listTokens(b, all.gateway(b, "run"))
+	row("**all 21 recorded catalogs + everything**", all, n)
+	fmt.Fprintf(&sb, "\nOther surfaces, all servers connected:\n\n| surface | tools/list tokens |\n|---|---:|\n")
 	for _, s := range []string{"search-execute", "files", "emceepee"} {
-		n, _ := listTokens(t, all.gateway(t, s))
-		fmt.Fprintf(&b, "| %s | %d |\n", s, n)
+		n, _ := listTokens(b, all.gateway(b, s))
+		fmt.Fprintf(&sb, "| %s | %d |\n", s, n)
 	}
-	t.Log(b.String())
+	b.Log(sb.String())
+	for b.Loop() {
+	}
 }
 
 // BenchmarkTokensToolsList measures tools/list of the default surface with

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -20,16 +21,42 @@ import (
 // up, to report their failure while there is time.
 const margin = 15 * time.Second
 
-// limit is when a wait gives up: shortly before t's deadline, or never.
-func limit(t testing.TB) <-chan time.Time {
+// expiry is shortly before t's deadline, and false if t has none.
+func expiry(t testing.TB) (time.Time, bool) {
 	type deadliner interface{ Deadline() (time.Time, bool) }
 	if d, ok := t.(deadliner); ok {
 		if dl, ok := d.Deadline(); ok {
-			return time.After(time.Until(dl) - margin)
+			return dl.Add(-margin), true
 		}
+	}
+	return time.Time{}, false
+}
+
+// Expiry fires shortly before the test binary's deadline (go test
+// -timeout), or never: the bound of a wait that has no reason to give up
+// sooner, such as a subprocess's answer.
+func Expiry(t testing.TB) <-chan time.Time {
+	if at, ok := expiry(t); ok {
+		return time.After(time.Until(at))
 	}
 	return nil
 }
+
+// Context is a context that ends shortly before the test binary's deadline
+// (or when the test ends): for clients and subprocesses that need one.
+func Context(t testing.TB) context.Context {
+	ctx := context.Background()
+	if at, ok := expiry(t); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, at)
+		t.Cleanup(cancel)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func limit(t testing.TB) <-chan time.Time { return Expiry(t) }
 
 // Wait waits for a value from ch and returns it; it fails the test, naming
 // what, if the test binary's deadline comes first.

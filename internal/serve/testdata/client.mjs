@@ -16,12 +16,13 @@
 //      | {op: "call", name, arguments?, timeoutMs?} → tools/call result, or {error}
 //      | {op: "parallel", steps: [...]}        → array of the steps' outputs
 //      | {op: "sequence", steps: [...]}        → array of the steps' outputs
-//      | {op: "sleep", ms}                     → null
+//      | {op: "until", step, text?, notText?}  → the step's output, once its
+//            JSON contains text (and not notText), retried until then
 //      | {op: "mark", text}                    → writes "@@MARK <text>" on stderr
 //      | {op: "waitStdin"}                     → waits for one line on stdin
-//      | {op: "waitListChanged", timeoutMs}    → {received: n}: waits for a
+//      | {op: "waitListChanged", timeoutMs?}   → {received: n}: waits for a
 //            notifications/tools/list_changed not yet consumed
-//      | {op: "waitListed", text, timeoutMs} → {notifications, found, list}:
+//      | {op: "waitListed", text, timeoutMs?} → {notifications, found, list}:
 //            after each list_changed notification, lists the tools again
 //            until their JSON contains text
 //      | {op: "info"}                          → {serverVersion, capabilities, instructions}
@@ -43,6 +44,9 @@
 // plan.client = {elicit?: {action, content}, sample?: {text}, roots?: [...]}
 // declares those capabilities and answers elicitation/create (recording
 // the messages asked in `asked`), sampling/createMessage and roots/list.
+//
+// Without timeoutMs a step waits as long as it takes: the Go test's deadline
+// bounds the client.
 //
 // Output: one JSON line on stdout, {results: [...], listChanged: n}. A step
 // that fails for a protocol reason yields {error: message}; a failure to
@@ -137,6 +141,13 @@ function nextStdinLine() {
 
 const errOf = (e) => ({ error: String(e?.message ?? e), code: e?.code });
 
+// Steps wait for what they wait for, however long a loaded machine takes:
+// the Go test's own deadline bounds the whole client. A step may still set
+// timeoutMs. (Node clamps a timer above 2^31-1 ms to 1 ms.)
+const FOREVER = 2 ** 31 - 1;
+const deadlineOf = (s) => (s.timeoutMs === undefined ? Infinity : Date.now() + s.timeoutMs);
+const until = (deadline) => (deadline === Infinity ? FOREVER : Math.max(0, Math.min(FOREVER, deadline - Date.now())));
+
 let lastTaskId; // "$task" in a step's taskId
 let lastLink; // "$link" in a step's uri: the last resource_link a call returned
 async function step(s) {
@@ -152,7 +163,7 @@ async function step(s) {
     case "call":
       try {
         const progress = [];
-        const opts = { timeout: s.timeoutMs ?? 60000 };
+        const opts = { timeout: s.timeoutMs ?? FOREVER };
         if (s.progress) opts.onprogress = (p) => progress.push(p);
         const res = await client.callTool({ name: s.name, arguments: s.arguments ?? {} }, undefined, opts);
         for (const c of res.content ?? []) if (c.type === "resource_link") lastLink = c.uri;
@@ -162,7 +173,7 @@ async function step(s) {
       }
     case "taskStart": {
       const stream = client.experimental.tasks.callToolStream({ name: s.name, arguments: s.arguments ?? {} }, CallToolResultSchema, {
-        timeout: s.timeoutMs ?? 60000,
+        timeout: s.timeoutMs ?? FOREVER,
         task: { ttl: s.ttl ?? 600000 },
       });
       let created;
@@ -197,7 +208,7 @@ async function step(s) {
       }
     case "taskResult":
       try {
-        return await client.experimental.tasks.getTaskResult(s.taskId, CallToolResultSchema, { timeout: s.timeoutMs ?? 60000 });
+        return await client.experimental.tasks.getTaskResult(s.taskId, CallToolResultSchema, { timeout: s.timeoutMs ?? FOREVER });
       } catch (e) {
         return errOf(e);
       }
@@ -215,7 +226,7 @@ async function step(s) {
       }
     case "readResource":
       try {
-        const res = await client.readResource({ uri: s.uri }, { timeout: s.timeoutMs ?? 60000 });
+        const res = await client.readResource({ uri: s.uri }, { timeout: s.timeoutMs ?? FOREVER });
         const c = res.contents[0];
         const text = c.text ?? "";
         const out = { mimeType: c.mimeType, length: Buffer.byteLength(text), sha256: createHash("sha256").update(text).digest("hex") };
@@ -231,20 +242,29 @@ async function step(s) {
       for (const x of s.steps) out.push(await step(x));
       return out;
     }
-    case "sleep":
-      await new Promise((r) => setTimeout(r, s.ms));
-      return null;
+    case "until": {
+      // Repeats s.step until the JSON of its result contains s.text (or no
+      // longer contains s.notText): the event the test waits for, such as
+      // a server usable again after its restart backoff. Returns the last
+      // result.
+      for (;;) {
+        const r = await step(s.step);
+        const j = JSON.stringify(r);
+        if ((s.text === undefined || j.includes(s.text)) && (s.notText === undefined || !j.includes(s.notText))) return r;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    }
     case "mark":
       process.stderr.write(`@@MARK ${s.text}\n`);
       return null;
     case "waitStdin":
       return await nextStdinLine();
     case "waitListChanged": {
-      const deadline = Date.now() + (s.timeoutMs ?? 10000);
+      const deadline = deadlineOf(s);
       while (listChanged <= consumed && Date.now() < deadline) {
         await new Promise((r) => {
           waiters.push(r);
-          setTimeout(r, Math.max(0, deadline - Date.now()));
+          setTimeout(r, until(deadline));
         });
       }
       const n = listChanged - consumed;
@@ -254,13 +274,13 @@ async function step(s) {
     case "waitListed": {
       // Waits for notifications/tools/list_changed; after each, lists the
       // tools again, until the JSON of the list contains s.text.
-      const deadline = Date.now() + (s.timeoutMs ?? 10000);
+      const deadline = deadlineOf(s);
       let notifications = 0;
       while (Date.now() < deadline) {
         while (listChanged <= consumed && Date.now() < deadline) {
           await new Promise((r) => {
             waiters.push(r);
-            setTimeout(r, Math.max(0, deadline - Date.now()));
+            setTimeout(r, until(deadline));
           });
         }
         if (listChanged <= consumed) break;

@@ -1,0 +1,4 @@
+package serve
+
+// DeclTypes is declTypes, for the external tests.
+const DeclTypes = declTypes
