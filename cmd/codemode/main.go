@@ -23,9 +23,9 @@ import (
 // gcPercent replaces Go's default GOGC of 100 unless GOGC is set. The MCP
 // SDK allocates a fresh 32 KiB decode buffer for every JSON-RPC message
 // while the gateway's live Go heap stays small (sandbox memory is allocated
-// outside it), so at 100 the collector runs after every few tool calls:
-// 400 makes an upstream call ~1.5x faster for a few MiB more heap
-// (docs/BENCHMARKS.md).
+// outside it), so at 100 the collector runs after every few tool calls;
+// 400 trades a little heap for faster calls (measured in docs/BENCHMARKS.md,
+// "GOGC").
 const gcPercent = 400
 
 func main() {

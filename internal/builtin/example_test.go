@@ -28,7 +28,7 @@ func Example() {
 	fmt.Println(set.Configure(cfg, nil))
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: set.Dial()})
 	defer mgr.Close()
-	r := run.New(cfg, catalog.New(mgr), mgr, &run.Options{Caller: set.Caller(mgr)})
+	r := run.New(cfg, catalog.New(mgr), set.Caller(mgr), nil)
 
 	ctx := builtin.WithCaller(context.Background(), builtin.Caller{Client: "default", Session: "example"})
 	resp := r.Run(ctx, run.Request{Code: `import { set, get } from "@codemode/servers/store";

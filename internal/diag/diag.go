@@ -141,9 +141,26 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (hint: %s)", e.Class, e.Message, e.Hint)
 }
 
-// Errorf builds an Error of class c with a hint and optional fields.
-func Errorf(c Class, hint string, fields map[string]any, format string, args ...any) *Error {
-	return &Error{Class: c, Message: fmt.Sprintf(format, args...), Hint: hint, Fields: fields}
+// Errorf builds an Error of class c whose message is formatted as by
+// fmt.Sprintf. Add the hint and fields by name, so that no two strings can
+// be swapped:
+//
+//	diag.Errorf(diag.ToolNotFoundError, "no tool %q", name).WithHint("use getTool").WithFields(map[string]any{"serverId": id})
+func Errorf(c Class, format string, args ...any) *Error {
+	return &Error{Class: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithHint sets e's hint and returns e.
+func (e *Error) WithHint(hint string) *Error {
+	e.Hint = hint
+	return e
+}
+
+// WithFields sets e's fields (the error class's properties in the sandbox,
+// such as serverId) and returns e.
+func (e *Error) WithFields(fields map[string]any) *Error {
+	e.Fields = fields
+	return e
 }
 
 // ListHint renders a "did you mean"-free list of what exists, for hints such

@@ -8,8 +8,9 @@ import (
 )
 
 func ExampleErrorf() {
-	err := diag.Errorf(diag.ToolNotFoundError, `did you mean "get_sum"?`, map[string]any{"serverId": "everything"},
-		"server %q has no tool %q", "everything", "get_summ")
+	err := diag.Errorf(diag.ToolNotFoundError, "server %q has no tool %q", "everything", "get_summ").
+		WithHint(`did you mean "get_sum"?`).
+		WithFields(map[string]any{"serverId": "everything"})
 	fmt.Println(err)
 	d := diag.Diagnostic{Severity: diag.SeverityError, Code: diag.UncaughtException, Message: "Uncaught " + err.Message,
 		Hint: err.Hint, Path: "script.ts:3:7", ErrorClass: err.Class}

@@ -90,7 +90,7 @@ func (s *Stepper) Step(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	c := &caller{p: p, ts: ts}
-	r := run.New(&s.cfg, ts.cat, nil, &run.Options{Caller: c, Logger: s.opts.Logger, Admission: s.opts.Admission, Observer: s.opts.Observer})
+	r := run.New(&s.cfg, ts.cat, c, &run.Options{Logger: s.opts.Logger, Admission: s.opts.Admission, Observer: s.opts.Observer})
 	if run.OriginOf(ctx).Surface == "" {
 		ctx = run.WithOrigin(ctx, run.Origin{Surface: "step"})
 	}

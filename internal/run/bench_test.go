@@ -81,9 +81,9 @@ func BenchmarkRun100ParallelNoCalls(b *testing.B) {
 // call, validation, unwrapping, trace).
 func directRunner(b *testing.B) *Runner {
 	base := newTestRunner(b, map[string]*mcp.Server{"calc": calcServer()})
-	r := New(base.cfg, base.cat, nil, &Options{Caller: callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+	r := New(base.cfg, base.cat, callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": 1}}, nil
-	})})
+	}), nil)
 	r.cfg.DefaultLimits.MaxToolCalls = 1000
 	return r
 }

@@ -19,11 +19,11 @@ import (
 func TestDetachedRunKeepsItsAdmission(t *testing.T) {
 	base := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
 	release, started := make(chan struct{}), make(chan struct{}, 1)
-	r := New(base.cfg, base.cat, nil, &Options{Caller: callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
+	r := New(base.cfg, base.cat, callerFunc(func(ctx context.Context, id, tool string, args any) (*mcp.CallToolResult, error) {
 		started <- struct{}{}
 		<-release // ignores ctx on purpose
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": 1}}, nil
-	})})
+	}), nil)
 	a := admit.New(&admit.Options{MemoryBytes: 1 << 30})
 	r.opts.Admission = a
 	res := r.Run(context.Background(), Request{Code: `import { add } from "@codemode/servers/calc"; await add({ a: 1, b: 2 });`,

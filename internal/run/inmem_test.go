@@ -243,7 +243,7 @@ func TestReplaceableCallerAndDeterminism(t *testing.T) {
 		return textResult("recorded " + tool), nil
 	})
 	base := newTestRunner(t, map[string]*mcp.Server{"calc": s})
-	r := New(base.cfg, base.cat, nil, &Options{Caller: fake, Deterministic: &sandbox.Deterministic{Seed: 7, Now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}})
+	r := New(base.cfg, base.cat, fake, &Options{Deterministic: &sandbox.Deterministic{Seed: 7, Now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}})
 	code := `import { echo } from "@codemode/servers/calc";
 globalThis.__codemode_result__ = [await echo({ message: "x" }), Math.random(), Date.now(), new Date().toISOString()];`
 	a := r.Run(context.Background(), Request{Code: code})

@@ -6,11 +6,11 @@
 // Start with [New] and [Runner.Run]. A Runner is safe for concurrent use;
 // every Run gets its own sandbox and its own immutable catalog view.
 //
-// Tool calls go through one replaceable [Caller] (by default the upstream
-// manager): package replay substitutes its own to answer calls from a
-// recorded log (or to suspend the run at the first call it has no answer
-// for), and sets [Extra.Deterministic] so that reruns see the same
-// Math.random, Date and timers.
+// Tool calls go through the [Caller] given to [New] (usually the upstream
+// manager): package replay passes its own to answer calls from a recorded
+// log (or to suspend the run at the first call it has no answer for), and
+// sets [Extra.Deterministic] so that reruns see the same Math.random, Date
+// and timers.
 package run
 
 import (
@@ -139,8 +139,6 @@ type Caller interface {
 
 // Options configure a Runner. All fields are optional.
 type Options struct {
-	// Caller replaces the default tool caller.
-	Caller Caller
 	// Deterministic makes every run reproducible (seeded Math.random, a
 	// virtual clock, timers in virtual time, host calls settled in the
 	// script's order: see sandbox.Deterministic).
@@ -191,15 +189,13 @@ type Runner struct {
 	redact *redact.Redactor
 }
 
-// New returns a Runner. caller performs tool calls unless opts.Caller
-// replaces it; it may be nil only if opts.Caller is set.
+// New returns a Runner over cat whose tool calls go through caller
+// (usually the *upstream.Manager behind cat; a replay, a test or the
+// built-in servers wrap or replace it). caller is required.
 func New(cfg *config.Config, cat *catalog.Catalog, caller Caller, opts *Options) *Runner {
 	r := &Runner{cfg: cfg, cat: cat, caller: caller, redact: redact.ForServers(cfg.Servers)}
 	if opts != nil {
 		r.opts = *opts
-	}
-	if r.opts.Caller != nil {
-		r.caller = r.opts.Caller
 	}
 	if r.opts.Logger == nil {
 		r.opts.Logger = slog.New(slog.DiscardHandler)

@@ -87,7 +87,7 @@ func TestTraceRedactsSecretBeforeTruncating(t *testing.T) {
 	fail := callerFunc(func(context.Context, string, string, any) (*mcp.CallToolResult, error) {
 		return nil, errors.New(msg)
 	})
-	r := New(base.cfg, base.cat, nil, &Options{Caller: fail})
+	r := New(base.cfg, base.cat, fail, nil)
 	res := r.Run(context.Background(), Request{Code: `import { echo } from "@codemode/servers/calc";
 try { await echo({ message: "hi" }) } catch {}`})
 	if len(res.ToolTrace) != 1 || res.ToolTrace[0].OK {

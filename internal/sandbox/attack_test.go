@@ -36,8 +36,8 @@ type attack struct {
 
 // loopLimits keep the cases that end at the timeout short. The other
 // tables get calmLimits: they must end on their own, and a loaded test
-// machine must not turn them into timeouts (-race makes the engine many
-// times slower: serialising 100k nested arrays took a minute).
+// machine must not turn them into timeouts (-race makes the engine much
+// slower).
 var (
 	loopLimits = Limits{Timeout: 400 * time.Millisecond, MaxMemoryBytes: 32 << 20}
 	calmLimits = Limits{Timeout: roomy, MaxMemoryBytes: 32 << 20}
@@ -781,8 +781,8 @@ var exhaustionAttacks = []attack{
 	{name: "mutual recursion through getters", opts: calm, code: `const o = { get a() { return this.b; }, get b() { return this.a; } }; o.a;`, check: stackOverflow},
 	{name: "recursion through a Proxy", opts: calm, code: `const p = new Proxy({}, { get: (t, k, r) => r[k] }); p.x;`, check: stackOverflow},
 	{name: "recursion in async functions", opts: calm, code: `async function f(n) { return await f(n + 1); } await f(0);`, check: stackOverflow},
-	// Serialising 100k levels takes the engine a second or more, and it
-	// does not poll for interrupts inside one JSON.stringify: long limits.
+	// Serialising 100k levels is slow, and the engine does not poll for
+	// interrupts inside one JSON.stringify: long limits.
 	{name: "deeply nested result", opts: calm, code: `let a = []; for (let i = 0; i < 1e5; i++) a = [a]; globalThis.__codemode_result__ = a;`,
 		check: func(t *testing.T, res *Result) { wantDiag(t, res, diag.ResultNotSerializable) }},
 	{name: "deeply nested console argument", opts: calm, code: `let a = []; for (let i = 0; i < 1e5; i++) a = [a]; console.log("deep", a); globalThis.__codemode_result__ = 1;`,
@@ -1169,7 +1169,7 @@ var settlementAttacks = []attack{
 		run: func(t *testing.T) *Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			return runJS(t, ctx, `console.log("looping"); for (;;);`, cancelOnLog(cancel, "looping", Limits{Timeout: roomy}))
+			return runJS(t, ctx, goCall+`for (;;);`, cancelOnGo(cancel, Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
@@ -1178,7 +1178,7 @@ var settlementAttacks = []attack{
 		run: func(t *testing.T) *Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			return Run(ctx, slowLoop(`console.log("looping"); const big = new Array(6000).fill("abc");`, `big.join(",")`), cancelOnLog(cancel, "looping", Limits{Timeout: roomy}))
+			return Run(ctx, slowLoop(goCall+`const big = new Array(6000).fill("abc");`, `big.join(",")`), cancelOnGo(cancel, Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
@@ -1187,7 +1187,7 @@ var settlementAttacks = []attack{
 		run: func(t *testing.T) *Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			return runJS(t, ctx, `console.log("matching"); /(a+)+$/.test("a".repeat(40) + "b");`, cancelOnLog(cancel, "matching", Limits{Timeout: roomy}))
+			return runJS(t, ctx, goCall+`/(a+)+$/.test("a".repeat(40) + "b");`, cancelOnGo(cancel, Limits{Timeout: roomy}))
 		},
 		check: cancelled,
 	},
@@ -1333,16 +1333,21 @@ globalThis.__codemode_result__ = { sum: (await Promise.all([ping(1), ping(2)])).
 	}
 }
 
-// cancelOnLog returns options whose host cancels the run, from inside the
-// console call, when the script logs msg: a cancellation at a known point
-// of the script, without a timer.
-func cancelOnLog(cancel context.CancelFunc, msg string, l Limits) *Options {
+// goCall is how a script says it is about to start what the test cancels:
+// the host cancels the run when it answers this call (cancelOnGo), a known
+// point of the script instead of a timer. The cancellation is then in
+// effect whenever the work after the call is running.
+const goCall = `import { ping } from "@codemode/servers/x"; await ping("go");` + "\n"
+
+// cancelOnGo returns options whose host calls cancel as it answers goCall.
+func cancelOnGo(cancel context.CancelFunc, l Limits) *Options {
 	o := newTestHost().options(l)
-	o.Redact = func(s string) string {
-		if s == msg {
+	handle := o.Handle
+	o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
+		if op == "ping" && string(p) == `"go"` {
 			cancel()
 		}
-		return s
+		return handle(ctx, op, p)
 	}
 	return o
 }

@@ -639,7 +639,8 @@ func TestImportFailureIsTheErrorClass(t *testing.T) {
 		if spec == "@codemode/servers/plain" {
 			return "", fmt.Errorf("module %q is broken", spec)
 		}
-		return "", diag.Errorf(diag.ServerNotFoundError, "call listServers()", map[string]any{"serverId": "nope", "available": []string{"a", "b"}}, "there is no server %q", "nope")
+		return "", diag.Errorf(diag.ServerNotFoundError, "there is no server %q", "nope").WithHint("call listServers()").
+			WithFields(map[string]any{"serverId": "nope", "available": []string{"a", "b"}})
 	}}
 	res := runJS(t, context.Background(), `import { ServerNotFoundError, CodemodeError } from "@codemode/errors";
 const out = [];

@@ -68,14 +68,14 @@ func (h *testHost) handle(ctx context.Context, op string, payload json.RawMessag
 		h.mu.Unlock()
 		return payload, nil
 	case "fail":
-		return nil, diag.Errorf(diag.ToolCallError, failHint, map[string]any{
+		return nil, diag.Errorf(diag.ToolCallError, "%s", failMessage).WithHint(failHint).WithFields(map[string]any{
 			"serverId": "x", "toolName": "fail", "result": map[string]any{"code": 7},
-		}, "%s", failMessage)
+		})
 	case "protoFail":
-		return nil, diag.Errorf(diag.ToolCallError, failHint, map[string]any{
+		return nil, diag.Errorf(diag.ToolCallError, "%s", failMessage).WithHint(failHint).WithFields(map[string]any{
 			"serverId": "x", "toolName": "protoFail",
 			"__proto__": map[string]any{"polluted": true},
-		}, "%s", failMessage)
+		})
 	case "hang":
 		signal(h.started)
 		<-ctx.Done()

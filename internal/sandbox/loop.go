@@ -533,13 +533,15 @@ const maxPendingOps = 1000
 
 func (r *run) call(id int, op, payload string) error {
 	if r.inflight >= maxPendingOps {
-		return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "pendingOperations", "value": maxPendingOps},
-			"too many host operations in flight (the sandbox allows %d at once)", maxPendingOps)
+		return diag.Errorf(diag.SandboxLimitError, "too many host operations in flight (the sandbox allows %d at once)", maxPendingOps).
+			WithHint("await host calls (tool calls) before starting more").
+			WithFields(map[string]any{"limit": "pendingOperations", "value": maxPendingOps})
 	}
 	if err := r.payloads.reserve(int64(len(payload))); err != nil {
 		if err == errOverRun {
-			return diag.Errorf(diag.SandboxLimitError, "await host calls (tool calls) before starting more", map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes},
-				"the arguments and results of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes)
+			return diag.Errorf(diag.SandboxLimitError, "the arguments and results of the host operations in flight exceed maxMemoryBytes (%d bytes)", r.opts.Limits.MaxMemoryBytes).
+				WithHint("await host calls (tool calls) before starting more").
+				WithFields(map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes})
 		}
 		return budgetError(err, "the arguments")
 	}
@@ -635,11 +637,11 @@ func (r *run) resultRefused(err error, n int) error {
 	if err == errOverRun {
 		fields := map[string]any{"limit": "maxMemoryBytes", "value": r.opts.Limits.MaxMemoryBytes}
 		if int64(n) > r.opts.Limits.MaxMemoryBytes {
-			return diag.Errorf(diag.SandboxLimitError, "ask for less at once (a page, a filter, a smaller range)", fields,
-				"a result of %d bytes was dropped: it is larger than maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes)
+			return diag.Errorf(diag.SandboxLimitError, "a result of %d bytes was dropped: it is larger than maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes).
+				WithHint("ask for less at once (a page, a filter, a smaller range)").WithFields(fields)
 		}
-		return diag.Errorf(diag.SandboxLimitError, "await results before starting more calls, or ask for less per call (a page, a filter)", fields,
-			"a result of %d bytes was dropped: with the data of the other host operations in flight it exceeds maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes)
+		return diag.Errorf(diag.SandboxLimitError, "a result of %d bytes was dropped: with the data of the other host operations in flight it exceeds maxMemoryBytes (%d bytes)", n, r.opts.Limits.MaxMemoryBytes).
+			WithHint("await results before starting more calls, or ask for less per call (a page, a filter)").WithFields(fields)
 	}
 	return budgetError(err, fmt.Sprintf("a result of %d bytes", n))
 }
@@ -718,17 +720,17 @@ func (p *payloads) releaseAll() {
 
 func (r *run) handle(ctx context.Context, op string, payload json.RawMessage) (data json.RawMessage, err error) {
 	if r.opts.Handle == nil {
-		return nil, diag.Errorf(diag.CodemodeError, "this sandbox has no host operations", nil, "unknown host operation %q", op)
+		return nil, diag.Errorf(diag.CodemodeError, "unknown host operation %q", op).WithHint("this sandbox has no host operations")
 	}
 	defer func() {
 		// A handler bug must not take the process down with it.
 		if p := recover(); p != nil {
-			err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "internal error in host operation %q: %v", op, p)
+			err = diag.Errorf(diag.CodemodeError, "internal error in host operation %q: %v", op, p).WithHint("this is a bug in codemode; please report it")
 		}
 	}()
 	data, err = r.opts.Handle(ctx, op, payload) // payload may be empty: no argument
 	if err == nil && !json.Valid(data) {
-		err = diag.Errorf(diag.CodemodeError, "this is a bug in codemode; please report it", nil, "host operation %q returned invalid JSON", op)
+		err = diag.Errorf(diag.CodemodeError, "host operation %q returned invalid JSON", op).WithHint("this is a bug in codemode; please report it")
 	}
 	return data, err
 }

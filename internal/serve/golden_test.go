@@ -153,7 +153,7 @@ func runGolden(t *testing.T, file string) []string {
 			return calc(ctx, s)
 		}})
 	defer mgr.Close()
-	srv := New(run.New(cfg, catalog.New(mgr), mgr, &run.Options{Caller: set.Caller(mgr)}), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden"})
+	srv := New(run.New(cfg, catalog.New(mgr), set.Caller(mgr), nil), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv.Start(ctx)

@@ -20,8 +20,11 @@
 // others. Cancelling a call's context cancels the request through the SDK,
 // which sends notifications/cancelled to the upstream.
 //
-// For tests and benchmarks, [Options.Dial] replaces the transport; with
-// [DialInMemory] a Manager talks to in-process go-sdk servers.
+// In-process servers: [NewMemoryTransports] connects a go-sdk client and
+// server in one process without encoding messages (the built-in servers use
+// it), and [DialInMemory], an [Options.Dial], puts such servers behind a
+// Manager by id, as tests, benchmarks and embedders do. Both are production
+// code (inmemory.go), not test helpers.
 //
 // Nothing here writes to stdout: a stdio server's stderr goes to the slog
 // logger, line by line.

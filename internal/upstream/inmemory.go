@@ -1,5 +1,11 @@
 package upstream
 
+// In-process MCP connections. This is production code: the built-in servers
+// are go-sdk servers in the gateway's own process, reached over
+// NewMemoryTransports, and DialInMemory lets any embedder (and the tests and
+// benchmarks of every package above this one) put such servers behind a
+// Manager. Nothing here is specific to tests.
+
 import (
 	"context"
 	"errors"
@@ -41,9 +47,9 @@ func DialInMemory(servers map[string]*mcp.Server) DialFunc {
 // that passes JSON-RPC messages as Go values. mcp.NewInMemoryTransports runs
 // the same messages through net.Pipe, which costs an encode and a decode of
 // every message, and the SDK's decoder allocates a 32 KiB buffer for each:
-// ~40% of an in-memory tool call's time (docs/BENCHMARKS.md). Parameters
-// and results are still JSON (the SDK marshals them before a message
-// exists), so what the server sees is what it would see on a wire.
+// much of an in-memory tool call's time (measured in docs/BENCHMARKS.md).
+// Parameters and results are still JSON (the SDK marshals them before a
+// message exists), so what the server sees is what it would see on a wire.
 //
 // Each end connects once. Closing either end closes both: a Read or Write
 // on either then fails with io.EOF, as on a closed pipe.

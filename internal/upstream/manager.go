@@ -47,8 +47,8 @@ type Options struct {
 	// Dial, if set, makes the transport of every connection attempt (each
 	// restart dials again). Returning (nil, nil) falls back to the normal
 	// transport for that server. Use it to put in-process go-sdk servers
-	// behind a Manager in tests and benchmarks, see [DialInMemory]. Servers
-	// with Unresolved variables are refused before Dial is called.
+	// behind a Manager, see [DialInMemory]. Servers with Unresolved
+	// variables are refused before Dial is called.
 	Dial DialFunc
 	// BackoffInitial and BackoffMax shape restarts: after a server fails to
 	// start or dies, uses fail fast for BackoffInitial, doubling with each

@@ -42,7 +42,7 @@ func New(t testing.TB, st *store.Store, cfg *config.Config) *Gateway {
 	set.Configure(cfg, nil)
 	m := upstream.New(cfg.Servers, &upstream.Options{Dial: set.Dial()})
 	t.Cleanup(func() { m.Close() })
-	r := run.New(cfg, catalog.New(m), m, &run.Options{Caller: set.Caller(m)})
+	r := run.New(cfg, catalog.New(m), set.Caller(m), nil)
 	return &Gateway{Store: st, Config: cfg, Manager: m, Builtins: set, Runner: r}
 }
 
