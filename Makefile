@@ -7,6 +7,20 @@ test: npm
 		echo "NOTE: Chromium is not installed: the browser test of the inspector (internal/ui) is skipped (apt-get install chromium)."
 	go test ./...
 
+# Coverage of the whole suite, the codemode processes of the end-to-end tests
+# included: unit tests write counters with -test.gocoverdir, the e2e tests
+# build codemode with -cover and run it with GOCOVERDIR (CODEMODE_TEST_COVERDIR
+# tells them where); `go tool covdata` merges both. Per package, every
+# package's tests counted (-coverpkg=./...). Figures: README, Development.
+COVERDIR := $(CURDIR)/.cover
+.PHONY: cover
+cover: npm
+	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)
+	CODEMODE_TEST_COVERDIR=$(COVERDIR) go test -cover -coverpkg=./... ./... -args -test.gocoverdir=$(COVERDIR)
+	go tool covdata percent -i=$(COVERDIR)
+	go tool covdata textfmt -i=$(COVERDIR) -o coverage.out
+	go tool cover -func=coverage.out | tail -1
+
 .PHONY: npm
 npm:
 	npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error

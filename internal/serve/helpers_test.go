@@ -63,6 +63,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// coverDir is where the codemode processes of the end-to-end tests write
+// their coverage counters (make cover sets it): the binary is then built
+// with -cover, and GOCOVERDIR reaches every codemode the tests start. A
+// process killed with SIGKILL writes nothing; codemode's normal exits (and
+// SIGTERM) do.
+var coverDir = os.Getenv("CODEMODE_TEST_COVERDIR")
+
 // codemodeBin builds cmd/codemode once per test binary and returns its path.
 func codemodeBin(t testing.TB) string {
 	t.Helper()
@@ -76,7 +83,11 @@ func codemodeBin(t testing.TB) string {
 		if err != nil {
 			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		cmd := exec.Command(goBin, "build", "-o", cmBinPath, "./cmd/codemode")
+		args := []string{"build", "-o", cmBinPath}
+		if coverDir != "" {
+			args = append(args, "-cover", "-coverpkg=github.com/codemode-mcp/codemode/...")
+		}
+		cmd := exec.Command(goBin, append(args, "./cmd/codemode")...)
 		cmd.Dir = repoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/codemode: %v\n%s", err, out)
@@ -110,6 +121,9 @@ func baseEnv(extra ...string) []string {
 		env = append(env, kv)
 	}
 	env = append(env, "CODEMODE_TEST_SDK="+sdkDir())
+	if coverDir != "" {
+		env = append(env, "GOCOVERDIR="+coverDir)
+	}
 	return append(env, extra...)
 }
 
@@ -596,6 +610,9 @@ func inspect(t testing.TB, target []string, args ...string) ([]byte, int, string
 	home := t.TempDir()
 	all := append([]string{filepath.Join(npmDir, "@modelcontextprotocol", "inspector", "clients", "cli", "build", "index.js")}, args...)
 	if len(target) > 0 {
+		if coverDir != "" {
+			all = append(all, "-e", "GOCOVERDIR="+coverDir)
+		}
 		all = append(append(all, "--"), target...)
 	}
 	cmd := exec.CommandContext(ctx, nodeBin(t), all...)
