@@ -30,13 +30,14 @@ func (e *env) serve(args []string) int {
 	var httpAddr, token string
 	var origins stringList
 	var stateless bool
-	var grace, sessionTimeout time.Duration
+	var grace, sessionTimeout, warmup time.Duration
 	fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR/mcp (e.g. 127.0.0.1:8808) instead of stdio")
 	fs.StringVar(&token, "auth-token", os.Getenv(config.AuthTokenEnv), "bearer token required on HTTP requests (default $CODEMODE_AUTH_TOKEN); mandatory off loopback")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted besides localhost (repeatable)")
 	fs.BoolVar(&stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer")
 	fs.DurationVar(&grace, "grace", 10*time.Second, "on SIGINT/SIGTERM, how long runs in flight may take to finish")
 	fs.DurationVar(&sessionTimeout, "session-timeout", serve.DefaultSessionTimeout, "close an HTTP session that has had no request for this long (0: keep it until the client deletes it)")
+	fs.DurationVar(&warmup, "warmup", 10*time.Second, "how long the first tools/list waits for the upstream servers to connect (later ones are announced with list_changed)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return e.usageErr(err)
@@ -121,7 +122,7 @@ func (e *env) serve(args []string) int {
 	opts.Record = obs.record(opts.Record)
 	r := run.New(g.cfg, g.cat, caller, opts)
 	saved := scripts.New(g.store)
-	so := &serve.Options{Logger: g.log, Version: buildinfo.Version(),
+	so := &serve.Options{Logger: g.log, Version: buildinfo.Version(), WarmupTimeout: warmup,
 		CodeStep: replay.Handler(replay.New(&replay.Options{Config: g.cfg, Logger: g.log, Admission: adm, Observer: opts.Observer})),
 		Scripts:  saved.Resolve,
 		// Runs started as MCP tasks and large results live in the store.

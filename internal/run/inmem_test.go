@@ -64,17 +64,26 @@ globalThis.__codemode_result__ = await Promise.all([left(), right()]);`})
 // §7.4: when a run ends early, its in-flight call is cancelled and the
 // upstream sees the cancellation (the SDK sends notifications/cancelled).
 func TestTimeoutCancelsInFlightCall(t *testing.T) {
-	cancelled := make(chan struct{})
+	started, cancelled := make(chan struct{}, 16), make(chan struct{}, 16)
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: objectSchema}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
 		<-ctx.Done()
-		close(cancelled)
+		cancelled <- struct{}{}
 		return nil, ctx.Err()
 	})
 	r := newTestRunner(t, map[string]*mcp.Server{"slow": s})
-	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: 300}, Code: `import { wait } from "@codemode/servers/slow";
+	// A short timeout, doubled until the call was in flight when it ended
+	// the run (on a loaded machine, starting the run can take longer).
+	var res *Response
+	for ms := int64(300); ; ms *= 2 {
+		res = r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: ms}, Code: `import { wait } from "@codemode/servers/slow";
 console.log("calling");
 await wait();`})
+		if len(started) > 0 || ms > 120_000 {
+			break
+		}
+	}
 	if d := firstError(t, res); d.Code != diag.SandboxLimit {
 		t.Fatalf("diagnostic = %+v", d)
 	}
@@ -82,6 +91,7 @@ await wait();`})
 		t.Fatalf("logs before the timeout were lost: %+v", res.Logs)
 	}
 	testutil.Wait(t, cancelled, "the upstream's seeing the call cancelled")
+	<-started
 }
 
 // §8: a tools/list_changed makes the next run see the new tool, while a run
@@ -342,9 +352,15 @@ globalThis.__codemode_result__ = await listServers();`, Limits: config.Limits{Ti
 	}
 
 	// Listing stops waiting for it without blaming it for a timeout the
-	// script then causes itself.
-	res = r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
-await listServers(); for (;;) {}`, Limits: config.Limits{TimeoutMs: 1000}})
+	// script then causes itself (in its loop: the timeout is doubled until
+	// the script got there, however slow the machine).
+	for ms := int64(1000); ; ms *= 2 {
+		res = r.Run(context.Background(), Request{Code: `import { listServers } from "@codemode/discovery";
+await listServers(); console.log("looping"); for (;;) {}`, Limits: config.Limits{TimeoutMs: ms}})
+		if len(res.Logs) > 0 || ms > 120_000 {
+			break
+		}
+	}
 	if len(res.Diagnostics) != 1 || strings.Contains(res.Diagnostics[0].Message, "waiting for") {
 		t.Errorf("a script's own timeout blamed on a server it only listed: %s", dump(res))
 	}

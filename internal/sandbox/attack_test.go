@@ -713,7 +713,12 @@ var bombLimits = withLimits(Limits{Timeout: roomy, MaxMemoryBytes: 16 << 20})
 var exhaustionAttacks = []attack{
 	// Infinite loops, wherever the host enters JavaScript.
 	{name: "for(;;)", code: `for (;;);`, check: timesOut},
-	{name: "while(true) after logging", code: `console.log("started"); while (true) {}`, check: func(t *testing.T, res *Result) {
+	{name: "while(true) after logging", run: func(t *testing.T) *Result {
+		res, _ := untilReached(t, func(timeout time.Duration) *Result {
+			return runJS(t, context.Background(), `console.log("started"); while (true) {}`, withLimits(Limits{Timeout: timeout, MaxMemoryBytes: 32 << 20})())
+		}, func(res *Result) bool { return len(res.Logs) > 0 })
+		return res
+	}, check: func(t *testing.T, res *Result) {
 		timesOut(t, res)
 		wantLogs(t, res, "log: started")
 	}},
@@ -1139,8 +1144,12 @@ var settlementAttacks = []attack{
 	},
 	{
 		name: "a host call that never returns",
-		opts: withLimits(Limits{Timeout: 300 * time.Millisecond}),
-		code: `import { hang } from "@codemode/servers/x"; console.log("calling"); await hang();`,
+		run: func(t *testing.T) *Result {
+			res, _ := untilReached(t, func(timeout time.Duration) *Result {
+				return runJS(t, context.Background(), `import { hang } from "@codemode/servers/x"; console.log("calling"); await hang();`, withLimits(Limits{Timeout: timeout})())
+			}, func(res *Result) bool { return len(res.Logs) > 0 })
+			return res
+		},
 		check: func(t *testing.T, res *Result) {
 			timesOut(t, res)
 			wantLogs(t, res, "log: calling")

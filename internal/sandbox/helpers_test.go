@@ -112,6 +112,25 @@ func (h *testHost) options(l Limits) *Options {
 // timeout. A run that wrongly waits for it fails with TIMEOUT, late.
 const roomy = 5 * time.Minute
 
+// untilReached is for tests of what a short timeout does at a given point
+// of a script (logs kept, a call's context cancelled): it runs run with a
+// timeout of 200 ms, and doubles it until reached says the script got to
+// that point before the timeout ended it. On a loaded machine, starting a
+// VM alone can take longer than a short timeout; the outcome tested is the
+// same at any timeout. It returns the result and the timeout it took.
+func untilReached(t *testing.T, run func(timeout time.Duration) *Result, reached func(*Result) bool) (*Result, time.Duration) {
+	t.Helper()
+	for timeout := 200 * time.Millisecond; ; timeout *= 2 {
+		res := run(timeout)
+		if reached(res) {
+			return res, timeout
+		}
+		if timeout > 2*time.Minute {
+			t.Fatalf("with a %v timeout the script still did not get to the point the test is about: %s", timeout, diagString(res))
+		}
+	}
+}
+
 // runJS runs code and checks the things every run must satisfy: a non-nil
 // Result, result JSON that is valid and "null" on failure (§3.3.4), and log
 // entries with valid levels and non-decreasing times. How long a run took

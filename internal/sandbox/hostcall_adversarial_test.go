@@ -22,12 +22,16 @@ import (
 // runKeep runs code like execute does, but keeps the VM open so that the
 // test can look at the engine's memory afterwards. The caller closes it.
 func runKeep(t *testing.T, code string, opts *Options) (*run, *qjsVM) {
+	return runKeepCtx(t, context.Background(), code, opts)
+}
+
+func runKeepCtx(t *testing.T, ctx context.Context, code string, opts *Options) (*run, *qjsVM) {
 	t.Helper()
 	o := *opts
 	o.Limits = o.Limits.withDefaults()
 	o.Position = defaultPosition
 	o.MaxPendingTimers = 1000
-	r := newRun(context.Background(), code, &o)
+	r := newRun(ctx, code, &o)
 	v, err := newQJSVM()
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +102,23 @@ func TestHostCallsDoNotLeak(t *testing.T) {
 func TestReleaseFreesPendingCalls(t *testing.T) {
 	h := newTestHost()
 	measure := func(n int) (before, after int64) {
+		// The run is cancelled once every call has started (the host
+		// counts them).
 		code := fmt.Sprintf("import { hang } from \"@codemode/servers/x\";\nfor (let i = 0; i < %d; i++) hang();\nawait new Promise(() => {}); ", n)
-		r, v := runKeep(t, code, h.options(Limits{Timeout: time.Second}))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		o := h.options(Limits{Timeout: roomy})
+		var started atomic.Int64
+		o.Handle = func(hctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
+			if op == "hang" && started.Add(1) == int64(n) {
+				cancel()
+			}
+			return h.handle(hctx, op, p)
+		}
+		r, v := runKeepCtx(t, ctx, code, o)
 		defer v.close()
-		if !r.res.TimedOut {
-			t.Fatalf("want a timeout: %s", diagString(&Result{Diagnostics: r.diags}))
+		if !r.res.Canceled {
+			t.Fatalf("want the cancellation: %s", diagString(&Result{Diagnostics: r.diags}))
 		}
 		if len(v.in.ops) != n {
 			t.Fatalf("%d ops registered, want %d", len(v.in.ops), n)

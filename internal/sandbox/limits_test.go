@@ -34,47 +34,54 @@ func wantLimitFailure(t *testing.T, res *Result, mention string) {
 }
 
 func TestTimeout(t *testing.T) {
-	const timeout = 200 * time.Millisecond
-	slowHost := func(each time.Duration, ended chan<- struct{}) *Options {
-		h := newTestHost()
-		o := h.options(Limits{Timeout: timeout})
-		o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
-			select {
-			case <-time.After(each):
-				return p, nil
-			case <-ctx.Done():
-				if ended != nil {
-					ended <- struct{}{}
-				}
-				return nil, ctx.Err()
-			}
-		}
-		return o
-	}
 	const imp = `import { ping } from "@codemode/servers/x";`
 	cases := []struct {
 		name, imports, code string
-		// each is how long one host call takes.
-		each time.Duration
+		// each is how long one host call takes, as a fraction of the
+		// timeout; forever: until its context ends.
+		each    float64
+		forever bool
 	}{
 		{name: "tight loop", code: `for (;;);`},
-		{name: "waiting on a timer", code: `await new Promise((r) => setTimeout(r, 10000));`},
-		{name: "waiting on a host call", imports: imp, code: `await ping(1);`, each: time.Hour},
+		{name: "waiting on a timer", code: `await new Promise((r) => setTimeout(r, 1e9));`},
+		{name: "waiting on a host call", imports: imp, code: `await ping(1);`, forever: true},
 		// Each call is well under the timeout; together they are not.
-		{name: "many host calls in a row", imports: imp, code: `for (let i = 0; i < 20; i++) await ping(i);`, each: 50 * time.Millisecond},
-		{name: "host calls, then a loop", imports: imp, code: `await ping(1); for (;;);`, each: 50 * time.Millisecond},
+		{name: "many host calls in a row", imports: imp, code: `for (let i = 0; i < 20; i++) await ping(i);`, each: 0.25},
+		{name: "host calls, then a loop", imports: imp, code: `await ping(1); for (;;);`, each: 0.25},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ended := make(chan struct{}, 32)
+			var started, ended chan struct{}
 			code := c.imports + "\n" + `console.log("before"); globalThis.__codemode_result__ = "too early";` + "\n" + c.code
-			res := runJS(t, context.Background(), code, slowHost(c.each, ended))
+			res, timeout := untilReached(t, func(timeout time.Duration) *Result {
+				started, ended = make(chan struct{}, 64), make(chan struct{}, 64)
+				o := newTestHost().options(Limits{Timeout: timeout})
+				o.Handle = func(ctx context.Context, op string, p json.RawMessage) (json.RawMessage, error) {
+					signal(started)
+					if c.forever {
+						<-ctx.Done()
+						signal(ended)
+						return nil, ctx.Err()
+					}
+					select {
+					case <-time.After(time.Duration(c.each * float64(timeout))):
+						return p, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				return runJS(t, context.Background(), code, o)
+			}, func(res *Result) bool {
+				// The script logged, and made its call if it makes one,
+				// before the timeout ended it.
+				return len(res.Logs) > 0 && (c.imports == "" || len(started) > 0)
+			})
 			if !res.TimedOut {
 				t.Errorf("TimedOut is false")
 			}
-			wantLimitFailure(t, res, "timeoutMs (200 ms)")
-			if c.each == time.Hour {
+			wantLimitFailure(t, res, fmt.Sprintf("timeoutMs (%d ms)", timeout.Milliseconds()))
+			if c.forever {
 				testutil.Wait(t, ended, "the cancellation of the handler's context at the timeout")
 			}
 		})

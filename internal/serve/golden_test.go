@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,12 +154,13 @@ func runGolden(t *testing.T, file string) []string {
 			return calc(ctx, s)
 		}})
 	defer mgr.Close()
-	srv := New(run.New(cfg, catalog.New(mgr), set.Caller(mgr), nil), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden"})
+	srv := New(run.New(cfg, catalog.New(mgr), set.Caller(mgr), nil), mgr, &Options{Logger: slog.New(slog.DiscardHandler), Version: "golden", WarmupTimeout: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv.Start(ctx)
 	// Connect once the first catalog is in: a client connected before
-	// would also receive the tools/list_changed of that first refresh.
+	// would also receive the tools/list_changed of that first refresh. (The
+	// warm-up waits for every upstream, however long that takes.)
 	<-srv.warm
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.mcp.Connect(ctx, st, nil)

@@ -70,6 +70,12 @@ func TestMain(m *testing.M) {
 // SIGTERM) do.
 var coverDir = os.Getenv("CODEMODE_TEST_COVERDIR")
 
+// warmup is how long a test gateway's first tools/list waits for the
+// upstreams (serve.Options.WarmupTimeout, codemode serve --warmup): the
+// tests check descriptions that list every server, and on a loaded machine
+// starting node servers takes longer than the 10 s default.
+const warmup = time.Hour
+
 // codemodeBin builds cmd/codemode once per test binary and returns its path.
 func codemodeBin(t testing.TB) string {
 	t.Helper()
@@ -207,7 +213,7 @@ type stdioGateway struct {
 func startStdio(t *testing.T, args ...string) *stdioGateway {
 	t.Helper()
 	g := &stdioGateway{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	g.cmd = exec.Command(codemodeBin(t), append([]string{"serve"}, args...)...)
+	g.cmd = exec.Command(codemodeBin(t), append([]string{"serve", "--warmup", warmup.String()}, args...)...)
 	g.cmd.Env = baseEnv()
 	g.cmd.Dir = t.TempDir()
 	g.cmd.Stderr = g.stderr
@@ -513,7 +519,7 @@ var urlLine = regexp.MustCompile(`serving MCP over Streamable HTTP.* url=(\S+)`)
 // and waits until it listens.
 func startHTTP(t testing.TB, cfg string, extra ...string) *httpGateway {
 	t.Helper()
-	args := append([]string{"serve", "--config", cfg, "--http", "127.0.0.1:0"}, extra...)
+	args := append([]string{"serve", "--config", cfg, "--http", "127.0.0.1:0", "--warmup", warmup.String()}, extra...)
 	p := startProc(t, baseEnv(), t.TempDir(), codemodeBin(t), args...)
 	m, err := p.waitLine(urlLine)
 	if err != nil {
@@ -540,7 +546,7 @@ func parallelStep(steps ...step) step { return step{"op": "parallel", "steps": s
 // stdioConn makes client.mjs start `codemode serve --config cfg` itself.
 func stdioConn(t testing.TB, cfg string, extra ...string) map[string]any {
 	return map[string]any{"transport": "stdio", "command": codemodeBin(t),
-		"args": append([]string{"serve", "--config", cfg}, extra...), "cwd": t.TempDir()}
+		"args": append([]string{"serve", "--config", cfg, "--warmup", warmup.String()}, extra...), "cwd": t.TempDir()}
 }
 
 func httpConn(url string, headers map[string]string) map[string]any {

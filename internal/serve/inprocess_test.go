@@ -61,7 +61,7 @@ func newInproc(t *testing.T, withCalc bool, extra []config.Server, surfaces ...s
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"calc": calcServer()}),
 		Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { mgr.Close() })
-	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), WarmupTimeout: warmup})
 	return &inproc{srv: srv, cs: connectInMemory(t, srv, "inproc")}
 }
 

@@ -144,7 +144,7 @@ func (st *tokenSetup) gateway(tb testing.TB, surfaces ...string) *wireClient {
 	cfg := *st.cfg
 	cfg.Serve.Surfaces = surfaces
 	r := run.New(&cfg, catalog.New(st.mgr), st.mgr, nil)
-	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), Version: buildVersion})
+	srv := serve.New(r, st.mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler), Version: buildVersion, WarmupTimeout: warmup})
 	return connectWire(tb, srv)
 }
 
