@@ -120,8 +120,10 @@ func TestReleaseFreesPendingCalls(t *testing.T) {
 		if !r.res.Canceled {
 			t.Fatalf("want the cancellation: %s", diagString(&Result{Diagnostics: r.diags}))
 		}
-		if len(v.in.ops) != n {
-			t.Fatalf("%d ops registered, want %d", len(v.in.ops), n)
+		// The cancellation ends the handlers too, and the loop may settle
+		// a few of them before it stops: most calls are still pending.
+		if got := len(v.in.ops); got > n || got < n*9/10 {
+			t.Fatalf("%d ops registered, want about %d", got, n)
 		}
 		before = usedAfterGC(v)
 		v.in.release()
