@@ -156,8 +156,12 @@ func (e *env) serve(args []string) int {
 		if err := srv.Drain(dctx); err != nil {
 			g.log.Warn("grace period over; cancelling runs still in flight")
 			srv.CancelRuns()
-			// Their CANCELLED responses still reach the client.
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// Their CANCELLED responses still reach the client. Cancelled
+			// runs end at once (a handler that ignores its context is let
+			// go by the sandbox); the bound is only against a client that
+			// stopped reading, so it is generous: a loaded machine can take
+			// seconds to write a reply.
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			srv.Drain(cctx)
 			cancel()
 		}
