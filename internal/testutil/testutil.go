@@ -1,6 +1,8 @@
 // Package testutil holds helpers shared by tests that drive real MCP
 // servers and clients: where the pinned npm packages are installed and how
-// to configure them. Only _test.go files import it.
+// to configure them (testutil.go), and how to wait without depending on the
+// clock: for a channel or a state, bounded only by the test binary's own
+// deadline (wait.go). Only _test.go files import it.
 package testutil
 
 import (
