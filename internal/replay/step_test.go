@@ -425,10 +425,20 @@ return out;`
 	if n := len(steps[1].Logs); n == 0 || len(steps[1].Logs[0].Message) > 100 {
 		t.Errorf("logs not capped at 100 bytes: %+v", steps[1].Logs)
 	}
-	// A loop that never ends is stopped by the timeout of its step.
-	req = Request{Messages: []Message{code("spin", `await web_search({ query: "q" }); for (;;) {}`)}, Tools: []Tool{searchTool("web_search")}}
-	req.Limits.TimeoutMs = 200
-	steps = converse(t, req, 3, func(c ToolCall) Message { return toolMsg(c.ID, "r") })
+	// A loop that never ends is stopped by the timeout of its step. (The
+	// timeout is doubled until the first step reached the call before it:
+	// on a loaded machine, starting a step can take longer than 200 ms.)
+	for ms := int64(200); ; ms *= 2 {
+		req = Request{Messages: []Message{code("spin", `await web_search({ query: "q" }); for (;;) {}`)}, Tools: []Tool{searchTool("web_search")}}
+		req.Limits.TimeoutMs = ms
+		steps = converse(t, req, 3, func(c ToolCall) Message { return toolMsg(c.ID, "r") })
+		if len(steps) > 1 || ms > 120_000 {
+			break
+		}
+	}
+	if len(steps) < 2 {
+		t.Fatalf("the first step never reached its call: %+v", steps)
+	}
 	wantError(t, steps[1], "SandboxLimitError", "timeoutMs")
 }
 
