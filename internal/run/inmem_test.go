@@ -546,14 +546,17 @@ globalThis.__codemode_result__ = r;`)
 func TestNonJSONInputSearchIsBounded(t *testing.T) {
 	r := newTestRunner(t, map[string]*mcp.Server{"calc": calcServer()})
 	// Unbounded, the first call would run until the run's timeout, and
-	// the result would be null.
-	res := mustRun(t, r, `import { add } from "@codemode/servers/calc";
+	// the result would be null. The bounded search is still 10,000 getter
+	// calls, which -race makes minutes long on a loaded machine: the
+	// timeout here is half an hour.
+	r.cfg.MaxLimits.TimeoutMs = 30 * 60 * 1000
+	res := r.Run(context.Background(), Request{Limits: config.Limits{TimeoutMs: r.cfg.MaxLimits.TimeoutMs}, Code: `import { add } from "@codemode/servers/calc";
 function mk() { return { get a() { return mk(); }, get b() { return mk(); } }; }
 const out = [];
 for (const input of [mk(), (() => { const c = { x: 1 }; c.self = c; c.toJSON = () => "ok"; return { a: c, b: 1n }; })()]) {
   try { await add(input); out.push("called"); } catch (e) { out.push(e.name + " " + e.path); }
 }
-globalThis.__codemode_result__ = out;`)
+globalThis.__codemode_result__ = out;`})
 	if string(res.Result) != `["SchemaValidationError ","SchemaValidationError /b"]` {
 		t.Errorf("result %s\n%s", res.Result, dump(res))
 	}
