@@ -1281,6 +1281,18 @@ func cancelled(t *testing.T, res *Result) {
 	}
 }
 
+// stressAttacks drive the engine hard on one goroutine for a long time
+// (deep serialisation, memory bombs, a log flood): skipped under -race (see
+// engineStress).
+var stressAttacks = map[string]bool{
+	"deeply nested result": true, "deeply nested console argument": true, "deeply nested JSON.parse": true,
+	"log flood": true, "log flood of empty messages": true,
+	"array growth": true, "string doubling": true, "string doubling, flattened": true, "huge typed array": true,
+	"huge ArrayBuffer": true, "huge filled array": true, "millions of keys": true, "Map with millions of entries": true,
+	"giant repeat": true, "giant join": true, "giant JSON": true, "memory bomb inside a timer": true,
+	"memory bomb in a __codemode_result__ getter": true,
+}
+
 // TestAttacks runs every table, then checks that the process is healthy.
 func TestAttacks(t *testing.T) {
 	// Warm the pool so that its goroutines are part of the baseline.
@@ -1301,12 +1313,26 @@ func TestAttacks(t *testing.T) {
 		{"uninterruptible", uninterruptibleAttacks, calmLimits},
 		{"settlement", settlementAttacks, calmLimits},
 	}
+	known := map[string]bool{}
+	for _, table := range tables {
+		for _, a := range table.attacks {
+			known[a.name] = true
+		}
+	}
+	for name := range stressAttacks {
+		if !known[name] {
+			t.Errorf("stressAttacks names %q, which is no attack", name)
+		}
+	}
 	total := 0
 	for _, table := range tables {
 		total += len(table.attacks)
 		t.Run(table.name, func(t *testing.T) {
 			for _, a := range table.attacks {
 				t.Run(a.name, func(t *testing.T) {
+					if stressAttacks[a.name] {
+						engineStress(t)
+					}
 					t.Parallel()
 					var res *Result
 					if a.run != nil {

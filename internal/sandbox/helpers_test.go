@@ -132,6 +132,18 @@ func untilReached(t *testing.T, run func(timeout time.Duration) *Result, reached
 	}
 }
 
+// engineStress skips t under the race detector. Such a test drives the
+// engine hard on one goroutine (deep recursion, memory bombs, floods): the
+// race detector has nothing to find in it, and instruments every memory
+// access of the transpiled engine, which makes it run for minutes. go test
+// without -race (make test, CI) runs it.
+func engineStress(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("engine stress test: skipped under -race (see engineStress); go test without -race runs it")
+	}
+}
+
 // runJS runs code and checks the things every run must satisfy: a non-nil
 // Result, result JSON that is valid and "null" on failure (§3.3.4), and log
 // entries with valid levels and non-decreasing times. How long a run took
