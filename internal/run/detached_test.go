@@ -3,13 +3,13 @@ package run
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/admit"
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A run the sandbox answers at its deadline while its JavaScript cannot be
@@ -45,9 +45,7 @@ func TestDetachedRunKeepsItsAdmission(t *testing.T) {
 		t.Errorf("the detached run gave its admission back at once: %+v", s)
 	}
 	close(release)
-	for guard := time.Now().Add(time.Minute); a.Stats().Running != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(guard) { // a hang guard
-			t.Fatalf("the admission was never given back: %+v", a.Stats())
-		}
+	if !testutil.Poll(t, func() bool { return a.Stats().Running == 0 }) {
+		t.Fatalf("the admission was never given back: %+v", a.Stats())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // stuckHost answers one operation, "stuck", with a handler that ignores
@@ -30,11 +31,7 @@ func stuckHost(release <-chan struct{}, started chan<- struct{}) *Options {
 // waitStopped waits until the run's JavaScript has stopped.
 func waitStopped(t *testing.T, res *Result) {
 	t.Helper()
-	select {
-	case <-res.Stopped:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("the detached run never stopped")
-	}
+	testutil.Wait(t, res.Stopped, "the detached run's stop")
 }
 
 // A run whose engine does not stop when interrupted is still answered:

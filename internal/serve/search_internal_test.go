@@ -169,7 +169,7 @@ func TestSearchStopsWhenTheClientCancels(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			seen <- true
-		case <-time.After(30 * time.Second):
+		case <-testutil.Expiry(t):
 			seen <- false
 		}
 	})

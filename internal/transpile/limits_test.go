@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/diag"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // bounded checks that Module either transpiles src to output (code and
@@ -127,11 +128,8 @@ func stillCompiles(t *testing.T) {
 // worker is reaped in the background.
 func waitWorkers(t *testing.T, n int32) {
 	t.Helper()
-	for guard := time.Now().Add(time.Minute); live.Load() > n; {
-		if time.Now().After(guard) {
-			t.Fatalf("%d workers alive, want at most %d", live.Load(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Poll(t, func() bool { return live.Load() <= n }) {
+		t.Fatalf("%d workers alive, want at most %d", live.Load(), n)
 	}
 }
 
@@ -190,9 +188,7 @@ func TestTransformCancelled(t *testing.T) {
 		_, diags := Module(ctx, slowScript+"// cancelled\n", nil)
 		done <- diags
 	}()
-	for live.Load() == 0 || len(slots) == 0 { // wait for the call to reach a worker
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Poll(t, func() bool { return live.Load() > 0 && len(slots) > 0 }) // the call reached a worker
 	cancel()
 	diags := <-done
 	if len(diags) != 1 || diags[0].Code != diag.Canceled {
