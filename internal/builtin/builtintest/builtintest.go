@@ -71,7 +71,10 @@ func Backends(t *testing.T, f func(t *testing.T, st *store.Store)) {
 // surface's SDK), as caller c.
 func (g *Gateway) Run(ctx context.Context, c builtin.Caller, code string) *run.Response {
 	ctx = builtin.WithCaller(ctx, c)
-	return g.Runner.RunWith(ctx, run.Request{Code: code}, run.Extra{
+	// The longest timeout a request may ask for: a test's runs must end on
+	// their own, however loaded the machine (200 concurrent runs under
+	// -race outlast the 30 s default).
+	return g.Runner.RunWith(ctx, run.Request{Code: code, Limits: config.Limits{TimeoutMs: g.Config.MaxLimits.TimeoutMs}}, run.Extra{
 		Prelude: []string{TBModule},
 		Modules: func(_ context.Context, _ *run.View, spec string) (string, bool) {
 			if spec == TBModule {
