@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
@@ -174,10 +176,13 @@ func (c *serverConn) classifyCall(ctx, callCtx context.Context, s *session, op s
 	case errors.As(err, &httpErr):
 		e.Kind, e.Err = Auth, httpErr
 		e.Hint = fmt.Sprintf("check the credentials in %s.headers (for example the Authorization header)", c.key())
-	case s.proc == nil && isNetErr(err):
+	case s.proc == nil && (isNetErr(err) || isCutOff(err)):
 		// Before the wire error: the SDK reports a POST that could not
 		// be sent as "rejected by transport", but nothing was rejected,
-		// the server is gone.
+		// the server is gone. (A POST on a kept-alive connection to a
+		// server that has just died ends in EOF or a reset rather than a
+		// refused connection, depending on whether the client noticed the
+		// close before reusing it.)
 		e.Kind = Unavailable
 		e.Hint = fmt.Sprintf("check that the server at %s is running and reachable", c.cfg.URL)
 	case errors.As(err, &wireErr):
@@ -228,6 +233,11 @@ func (c *serverConn) classifyCall(ctx, callCtx context.Context, s *session, op s
 		e.StderrTail = s.proc.stderr.Tail()
 	}
 	return e
+}
+
+// isCutOff reports whether a request's connection ended before any answer.
+func isCutOff(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func isNetErr(err error) bool {
