@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The real binary, served over HTTP with a token (surfaces run and
@@ -19,7 +18,7 @@ func TestObserveE2E(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, upstreams{"everything": everythingEntry(t)}, map[string]any{"surfaces": []string{"run", "thoughtbox"}, "builtins": []string{"thoughtbox"}})
 	p := startProc(t, baseEnv("XDG_STATE_HOME="+t.TempDir()), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0", "--auth-token", "tok-e2e-0123456789")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatalf("codemode serve --http did not start: %v", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
@@ -169,7 +168,7 @@ func runPolicyClient(t *testing.T, plan policyPlan) policyOutput {
 		t.Fatal(err)
 	}
 	p := startProc(t, baseEnv("CODEMODE_TEST_NPM="+npmDir), t.TempDir(), nodeBin(t), testdataFile("policy_client.mjs"), string(b))
-	code, err := p.wait(120 * time.Second)
+	code, err := p.wait()
 	if err != nil {
 		t.Fatalf("policy client: %v", err)
 	}
