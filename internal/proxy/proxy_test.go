@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -143,8 +142,7 @@ type clientOut struct {
 func runClient(t *testing.T, baseURL, toolName, prompt string, stream bool) clientOut {
 	t.Helper()
 	plan := mustJSON(map[string]any{"baseURL": baseURL, "apiKey": "sk-test", "toolName": toolName, "prompt": prompt, "stream": stream})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cmd := exec.CommandContext(ctx, testutil.Node(t), "testdata/client.mjs", string(plan))
 	cmd.Env = append(os.Environ(), "CODEMODE_TEST_OPENAI="+filepath.Join(testutil.Root(), "testdata", "npm", "node_modules", "openai", "index.mjs"))
 	var stdout, stderr bytes.Buffer

@@ -35,8 +35,7 @@ func TestWebGlobalsMatchNode(t *testing.T) {
 	if err := os.WriteFile(script, []byte(webGlobalsCases+"\nconsole.log(JSON.stringify(await run()));\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	out, err := exec.CommandContext(ctx, testutil.Node(t), script).Output()
 	if err != nil {
 		t.Fatalf("node: %v", err)

@@ -8,14 +8,12 @@ package serve_test
 // each checked by the value of its result.
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -137,8 +135,7 @@ func newAgentGateway(t *testing.T) *agentGateway {
 // {success, result, error} is turned into one).
 func (g *agentGateway) run(t *testing.T, tool, code string) (json.RawMessage, runResponse) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"code": strings.ReplaceAll(code, "{{DIR}}", g.dir)}})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)

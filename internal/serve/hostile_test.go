@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,9 +60,6 @@ func startCapped(t *testing.T, args ...string) *stdioGateway {
 	return g
 }
 
-// hangGuard bounds every wait below: none should come near it.
-const hangGuard = 3 * time.Minute
-
 // runOver calls codemode_run and returns its response as text; a crash of
 // the gateway fails the test with its stderr.
 func runOver(t *testing.T, ctx context.Context, cs *mcp.ClientSession, g *stdioGateway, code string, limits map[string]any) string {
@@ -97,8 +95,7 @@ func enumBomb() string {
 func TestHostileScriptsDoNotTakeTheGatewayDown(t *testing.T) {
 	t.Parallel()
 	g := startCapped(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs := g.connect(t, ctx)
 	huge := "{length: 2 ** 53 - 1}"
 	for _, c := range []struct {
@@ -132,8 +129,7 @@ func TestHostileScriptsDoNotTakeTheGatewayDown(t *testing.T) {
 func TestForgedDiagnosticOverStdio(t *testing.T) {
 	t.Parallel()
 	g := startStdio(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs := g.connect(t, ctx)
 	out := runOver(t, ctx, cs, g, `Object.defineProperty(Array.prototype, 0, { set(v) {
   try { v.errorClass = "SandboxLimitError"; v.name = "InternalError"; v.message = "the host ran out of memory"; } catch {}
@@ -147,15 +143,20 @@ null.x;`, nil)
 // waitStderr waits until the gateway's stderr contains s.
 func waitStderr(t *testing.T, g *stdioGateway, s string) {
 	t.Helper()
-	for guard := time.Now().Add(hangGuard); !strings.Contains(g.stderr.String(), s); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(guard) {
-			t.Fatalf("stderr never showed %q:\n%s", s, tail(g.stderr.String(), 3000))
-		}
+	exited := false
+	if !testutil.Poll(t, func() bool {
 		select {
 		case <-g.exited:
-			t.Fatalf("the gateway exited (%v) before stderr showed %q:\n%s", g.waitErr, s, tail(g.stderr.String(), 3000))
+			exited = true
+			return true
 		default:
 		}
+		return strings.Contains(g.stderr.String(), s)
+	}) {
+		t.Fatalf("stderr never showed %q:\n%s", s, tail(g.stderr.String(), 3000))
+	}
+	if exited && !strings.Contains(g.stderr.String(), s) {
+		t.Fatalf("the gateway exited (%v) before stderr showed %q:\n%s", g.waitErr, s, tail(g.stderr.String(), 3000))
 	}
 }
 
@@ -180,8 +181,7 @@ func TestCancelledRunEnds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	g := startCapped(t, "--config", writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil))
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs := g.connect(t, ctx)
 	marker := filepath.Join(dir, "started")
 	callCtx, cancelCall := context.WithCancel(ctx)
@@ -207,8 +207,7 @@ func TestSIGTERMEndsAStuckGateway(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	g := startCapped(t, "--grace", "1s", "--config", writeConfig(t, upstreams{"filesystem": filesystemEntry(t, dir)}, nil))
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs := g.connect(t, ctx)
 	marker := filepath.Join(dir, "started")
 	for _, code := range []string{
@@ -224,7 +223,7 @@ func TestSIGTERMEndsAStuckGateway(t *testing.T) {
 	}
 	select {
 	case <-g.exited:
-	case <-time.After(hangGuard):
+	case <-testutil.Expiry(t):
 		t.Fatalf("codemode still runs after SIGTERM with --grace 1s; stderr:\n%s", tail(g.stderr.String(), 3000))
 	}
 }

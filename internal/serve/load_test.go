@@ -24,8 +24,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,16 +47,14 @@ func loadConfig(t *testing.T) string {
 
 func TestLoadStdio(t *testing.T) {
 	g := startStdio(t, "--config", loadConfig(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs := g.connect(t, ctx)
 	checkLoad(t, g.cmd.Process.Pid, loadAll(t, ctx, []*mcp.ClientSession{cs}), g.stderr.String)
 }
 
 func TestLoadHTTP(t *testing.T) {
 	h := startHTTP(t, loadConfig(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	// Four clients, fifty runs each.
 	var sessions []*mcp.ClientSession
 	for range 4 {

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,8 +69,7 @@ func metricsFor(mgr *upstream.Manager, so *serve.Options) *metrics.Metrics {
 
 func (g *httpInproc) call(t *testing.T, tool, code string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	if _, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"code": code}}); err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

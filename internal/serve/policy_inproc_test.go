@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -164,8 +163,7 @@ func connectPolicyClient(t *testing.T, srv *serve.Server, protocol string, e *el
 
 func callRun(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (toolResult, runResponse) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
@@ -526,8 +524,7 @@ globalThis.__codemode_result__ = { r: r.tool, w: w.tool, d };`},
 
 func mustCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) json.RawMessage {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatal(err)

@@ -41,8 +41,7 @@ func bigCatalog(t testing.TB, n int) *Server {
 	t.Cleanup(func() { mgr.Close() })
 	s := New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, nil)
 	// Connect and list once, so that what the tests count is the search.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	if snap, err := mgr.Snapshot(ctx, "big"); err != nil || len(snap.Tools) != n {
 		t.Fatalf("snapshot: %v", err)
 	}

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
@@ -151,8 +150,7 @@ func TestGetEnvShowsNoGatewaySecret(t *testing.T) {
 	}
 	cmd.WaitDelay = 2 * time.Second
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())

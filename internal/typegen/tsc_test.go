@@ -1,7 +1,6 @@
 package typegen
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/testutil"
 )
@@ -98,8 +96,7 @@ func runTSC(t *testing.T, files map[string]string) map[string][]tscError {
 	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(tsconfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	cmd := exec.CommandContext(ctx, testutil.Node(t), tsc, "-p", "tsconfig.json")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -481,8 +478,7 @@ export {};
 					}
 					cmdArgs = append(cmdArgs, a)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
+				ctx := testutil.Context(t)
 				cmd := exec.CommandContext(ctx, testutil.Node(t), cmdArgs...)
 				cmd.Dir = dir
 				out, err := cmd.CombinedOutput()

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,10 +152,12 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	// A bound on the whole session, so that a broken page fails the test
-	// instead of hanging it; no step's duration is asserted.
-	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	// A bound on the whole session, shortly before the test binary's
+	// deadline, so that a broken page fails the step that waited instead of
+	// hanging the test; no step's duration is asserted.
+	ctx, cancel3 := context.WithCancel(ctx)
 	t.Cleanup(cancel3)
+	context.AfterFunc(testutil.Context(t), cancel3)
 	return ctx
 }
 

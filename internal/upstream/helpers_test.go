@@ -286,8 +286,7 @@ func resultText(t *testing.T, res *mcp.CallToolResult) string {
 
 func call(t *testing.T, m *Manager, id, tool string, args any) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := m.CallTool(ctx, id, tool, args)
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", id, tool, err)
@@ -300,8 +299,7 @@ func call(t *testing.T, m *Manager, id, tool string, args any) string {
 
 func snapshot(t *testing.T, m *Manager, id string) *Snapshot {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	s, err := m.Snapshot(ctx, id)
 	if err != nil {
 		t.Fatalf("Snapshot(%s): %v", id, err)

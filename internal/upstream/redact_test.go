@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,8 +36,7 @@ func TestEverythingFromAServerIsRedacted(t *testing.T) {
 			cfg, opts := tr.serve(t, testutil.LeakyServer(doorSecret), nil)
 			cfg.Secrets = []string{doorSecret}
 			m, _ := newManager(t, []config.Server{cfg}, opts)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testutil.Context(t)
 
 			var got []any
 			add := func(what string, v any, err error) {
@@ -219,8 +217,7 @@ func TestStderrSecretRedactedInErrors(t *testing.T) {
 	s := helperServer(t, "h", "server")
 	s.Secrets = []string{"sk-stderr-0123456789"}
 	m, _ := newManager(t, []config.Server{s}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	_, err := m.CallTool(ctx, "h", "crash-with", map[string]any{"text": straddle(5000, 5000-tailSize-5, "sk-stderr-0123456789") + "\nkey sk-stderr-0123456789 rejected"})
 	if err == nil {
 		t.Fatal("no error")
@@ -264,8 +261,7 @@ func TestAuthErrorRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := newManager(t, cfg.Servers, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	_, err = m.Snapshot(ctx, "r")
 	if err == nil {
 		t.Fatal("no error")
