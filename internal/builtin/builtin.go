@@ -7,8 +7,8 @@
 //
 // Start with [NewSet] over the servers, then [Set.Configure], which adds
 // the enabled ones to the configuration (a configured server with the same
-// id wins), [Set.Dial] for upstream.Options.Dial and [Set.Caller] for
-// run.Options.Caller. The caller is the in-process fast path: a script's
+// id wins), [Set.Dial] for upstream.Options.Dial and [Set.Caller] around
+// the caller given to run.New. The caller is the in-process fast path: a script's
 // call of a built-in tool goes straight to its Go handler, without the
 // SDK's client and server in between (which cost ~100 µs a call; see
 // docs/BENCHMARKS.md), after the run layer has looked the tool up,

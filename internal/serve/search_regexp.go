@@ -17,7 +17,8 @@ import (
 // list functions. They are compiled by Go's regexp package (RE2), whose
 // matching time is linear in the text times the size of the pattern: no
 // query can backtrack exponentially, as `^(\w+\s?)*\.$` did in the
-// ECMAScript engine used before (100 ms per text, 20 s over 100 tools).
+// ECMAScript engine used before (its timeout on every text: figures in
+// docs/BENCHMARKS.md, "Secrets and search").
 //
 // What that costs users of emceepee's ECMAScript syntax: lookahead and
 // lookbehind ((?=…), (?!…), (?<=…), (?<!…)) and backreferences (\1,

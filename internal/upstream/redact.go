@@ -103,7 +103,8 @@ func redactOut[T any](m *Manager, v T, err error) (T, error) {
 // check: a result whose every string this function knows how to read (text
 // blocks, structured content made of plain JSON values) and that holds no
 // secret is returned as it is, without the JSON encoding redact.Value
-// needs (which costs more than the scan: 0.5 ms for 64 KiB of text).
+// needs (which costs several times the scan: docs/BENCHMARKS.md, "Secrets
+// and search").
 // Anything else, or a result that holds a secret, goes through
 // redact.Value.
 func redactResult(m *Manager, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
