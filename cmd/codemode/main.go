@@ -6,7 +6,9 @@
 //	codemode run SCRIPT|-     run one script and print the response
 //	codemode types [--out D]  write TypeScript declarations of every tool
 //
-// See the README for configuration.
+// and replay, proxy, history, scripts, ui and version: "codemode help" lists
+// them all. Start with internal/cli (cli.Main), where every command lives;
+// this package only sets up the process. See the README for configuration.
 package main
 
 import (
