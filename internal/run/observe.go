@@ -251,14 +251,16 @@ func (o *observed) nextLeg() {
 	}
 }
 
-// startCall starts observing a tool call of the run; the function it
-// returns ends it. Without an observer it does nothing.
-func (v *View) startCall(ctx context.Context, serverID, tool string, input json.RawMessage) (context.Context, func(d time.Duration, outcome string, err *diag.Error, res *mcp.CallToolResult)) {
+// startCall starts observing a tool call of the run, which started at now;
+// the function it returns ends it, with the duration since the same now
+// (an offset and a duration measured from two instants would let a
+// waterfall draw calls that overlapped, on a loaded machine, as if one
+// followed the other). Without an observer it does nothing.
+func (v *View) startCall(ctx context.Context, now time.Time, serverID, tool string, input json.RawMessage) (context.Context, func(d time.Duration, outcome string, err *diag.Error, res *mcp.CallToolResult)) {
 	o := v.obs
 	if o == nil {
 		return ctx, func(time.Duration, string, *diag.Error, *mcp.CallToolResult) {}
 	}
-	now := time.Now()
 	ctx, end := o.StartCall(ctx, &CallStart{ServerID: serverID, Tool: tool, Start: now, Offset: now.Sub(o.start), Input: input, Leg: o.leg})
 	return ctx, func(d time.Duration, outcome string, err *diag.Error, res *mcp.CallToolResult) {
 		if end == nil {

@@ -77,7 +77,8 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	if err := v.count(serverID, name); err != nil {
 		return nil, nil, err
 	}
-	callCtx, observed := v.startCall(ctx, serverID, t.Name, input)
+	start := time.Now()
+	callCtx, observed := v.startCall(ctx, start, serverID, t.Name, input)
 	args, verr := v.checkInput(s, t, input)
 	if verr != nil {
 		v.record(serverID, t.Name, 0, verr, "")
@@ -86,7 +87,6 @@ func (v *View) CallRaw(ctx context.Context, serverID, name string, input json.Ra
 	}
 	// The policy decides, and the call is made, traced and recorded, in
 	// one place (approval.go).
-	start := time.Now()
 	res, err := v.invoke(callCtx, s, t, args)
 	observeOutcome(observed, time.Since(start), res, err, v, serverID, t)
 	if err != nil {
