@@ -430,13 +430,15 @@ const out = [];
 for (const f of [() => new URL("http://" + "a".repeat(3e6) + ".com"), () => new URLSearchParams("a=b&".repeat(7e5))]) {
   try { f(); out.push("accepted") } catch (e) { out.push(e.name + ": " + e.message) }
 }
-globalThis.__codemode_result__ = out;`, newTestHost().options(Limits{}))
+globalThis.__codemode_result__ = out;`, newTestHost().options(Limits{Timeout: roomy}))
 	if s := string(res.Result); strings.Count(s, "URL input too long") != 2 {
 		t.Errorf("oversized URL inputs: %s %s", s, diagString(res))
 	}
 
 	h := newTestHost()
-	opts := h.options(Limits{MaxMemoryBytes: 16 << 20})
+	// Roomy: only memory may stop these calls (-race makes building and
+	// copying 3 MiB strings in the engine take most of the default 30 s).
+	opts := h.options(Limits{MaxMemoryBytes: 16 << 20, Timeout: roomy})
 	opts.Handle = func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage("1"), nil
 	}

@@ -99,6 +99,7 @@ globalThis.__codemode_result__ = out;`, nil)
 // The limits hold: a clone too large for the memory limit ends the run with
 // SANDBOX_LIMIT; one too deep ends it with a stack overflow.
 func TestStructuredCloneLimits(t *testing.T) {
+	engineStress(t)
 	res := runJS(t, context.Background(), `const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: "x".repeat(10) + i });
 const copies = []; for (;;) copies.push(structuredClone(a));`, &Options{Limits: Limits{Timeout: 5 * time.Minute, MaxMemoryBytes: 32 << 20}})
 	if !res.OutOfMemory {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,7 @@ func (e emceepeeSurface) search(ctx context.Context, _ *mcp.CallToolRequest, in 
 		return errorResult(err.Error()), nil
 	}
 	// One budget for the whole search (search_regexp.go).
-	ctx, cancel := context.WithTimeout(ctx, searchTimeBudget)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.searchTime, searchTimeBudget))
 	defer cancel()
 	b := s.searchBudget(ctx)
 	// matches reports a match; once the budget refuses, it reports none,

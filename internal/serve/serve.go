@@ -149,6 +149,10 @@ type Server struct {
 	// searchHook, if set, sees every step of a regular-expression search
 	// (catalog.BudgetOptions.OnSpend); tests use it to cancel one midway.
 	searchHook func(ctx context.Context, used int64)
+	// searchTime, if set, replaces searchTimeBudget: tests of what the
+	// work budget does set it beyond any machine's load, so that the time
+	// budget cannot end the search first.
+	searchTime time.Duration
 	// sessionKeys names each MCP session for the built-in servers
 	// (builtin.Caller.Session): Thoughtbox's current session is per MCP
 	// session. Entries go when their session ends.
