@@ -19,14 +19,14 @@ const module = "github.com/codemode-mcp/codemode/"
 // document's table) before it builds: TestLayout fails until it has one.
 var floors = map[string]int{
 	"internal/admit": 0, "internal/buildinfo": 0, "internal/diag": 0, "internal/engine": 0,
-	"internal/naming": 0, "internal/outer": 0, "internal/reexec": 0, "internal/schema": 0,
-	"internal/store": 0,
+	"internal/naming": 0, "internal/outer": 0, "internal/preview": 0, "internal/reexec": 0,
+	"internal/schema": 0, "internal/store": 0,
 
 	"internal/config": 1, "internal/scripts": 1, "internal/transpile": 1, "internal/typegen": 1,
 
 	"internal/normalize": 2, "internal/redact": 2, "internal/testutil": 2,
 
-	"internal/sandbox": 3, "internal/upstream": 3,
+	"internal/progress": 3, "internal/sandbox": 3, "internal/upstream": 3,
 
 	"internal/builtin": 4, "internal/catalog": 4,
 

@@ -57,8 +57,7 @@ func TestResponseDoesNotWaitForAStuckServer(t *testing.T) {
 	t.Cleanup(func() { mgr.Close() })
 	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
 	cs := connectInMemory(t, srv, "stuck")
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{
 		"code":   `import { t } from "@codemode/servers/stuck"; globalThis.__codemode_result__ = await t({});`,
 		"limits": map[string]any{"timeoutMs": 1000}}})
@@ -113,8 +112,7 @@ func TestLongRunsInDescriptions(t *testing.T) {
 	t.Cleanup(func() { mgr.Close() })
 	srv := serve.New(run.New(cfg, catalog.New(mgr), mgr, nil), mgr, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
 	cs := connectInMemory(t, srv, "wordy")
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+	ctx := testutil.Context(t)
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

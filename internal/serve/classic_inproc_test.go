@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/history"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A server with "codeMode": false is served as ordinary MCP tools
@@ -38,8 +38,7 @@ func TestClassicTools(t *testing.T) {
 	cs := g.connect(t, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +125,7 @@ func TestClassicToolsUnderThePolicy(t *testing.T) {
 		asked++
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -164,8 +162,7 @@ func TestClassicToolsObserved(t *testing.T) {
 	cs := g.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		seen <- r.Params.Message
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	p := &mcp.CallToolParams{Name: "slow__steps", Arguments: map[string]any{"n": 1}}
 	p.SetProgressToken("direct")
 	if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
@@ -219,8 +216,7 @@ func TestClassicToolInputRequired(t *testing.T) {
 	// The client can be asked (it has an elicitation handler), but the
 	// middleware that would answer by itself is off: the test answers.
 	cs := connectPolicyClient(t, srv, protoMRTR, &elicitor{answer: accept(false)}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	p := &mcp.CallToolParams{Name: "store__write", Arguments: map[string]any{"key": "k"}}
 	res, err := cs.CallTool(ctx, p)
 	if err != nil {

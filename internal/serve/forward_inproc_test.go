@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -215,8 +214,7 @@ globalThis.__codemode_result__ = out;`
 	srv := forwardGateway(t, "2025-11-25")
 	cs := connectProtocol(t, srv, "2026-07-28", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	p := &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": `import { ask } from "@codemode/servers/asker";
 globalThis.__codemode_result__ = await ask({});`}}
 	res, err := cs.CallTool(ctx, p)
@@ -263,8 +261,7 @@ func TestForwardingOutsideARun(t *testing.T) {
 	mgr := upstream.New([]config.Server{{ID: "early", Name: "early", Transport: config.Stdio, Command: "in-memory"}},
 		&upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"early": s}), Logger: slog.New(slog.DiscardHandler), ProtocolVersion: "2025-11-25"})
 	t.Cleanup(func() { mgr.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	if _, err := mgr.Snapshot(ctx, "early"); err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,13 @@ package serve_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // hostileSecret is the configured secret of testdata/hostile.mjs (its
@@ -21,7 +23,7 @@ type hostileGateway struct {
 	sc    *bufio.Scanner
 	id    int
 	wire  map[string]string // answers by id
-	stall *time.Timer
+	stall func() bool
 }
 
 func startHostile(t *testing.T) *hostileGateway {
@@ -32,10 +34,11 @@ func startHostile(t *testing.T) *hostileGateway {
 	h := &hostileGateway{g: startStdio(t, "--config", cfg, "--log-level", "debug"), wire: map[string]string{}}
 	h.sc = bufio.NewScanner(h.g.stdout)
 	h.sc.Buffer(nil, 64<<20)
-	// The hang guard: a gateway that never answers fails the test instead
-	// of holding it.
-	h.stall = time.AfterFunc(3*time.Minute, func() { h.g.cmd.Process.Kill() })
-	t.Cleanup(func() { h.stall.Stop() })
+	// The hang guard: a gateway that never answers is killed shortly
+	// before the test binary's deadline, which fails the test instead of
+	// holding it.
+	h.stall = context.AfterFunc(testutil.Context(t), func() { h.g.cmd.Process.Kill() })
+	t.Cleanup(func() { h.stall() })
 	h.send(t, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	h.g.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	return h
@@ -111,7 +114,7 @@ await h.stderr({});`, "{}"))
 	h.g.stdin.Close()
 	select {
 	case <-h.g.exited:
-	case <-time.After(time.Minute): // the hang guard
+	case <-testutil.Expiry(t): // the hang guard
 		t.Error("the gateway did not exit once its stdin closed")
 	}
 	logs := h.g.stderr.String()

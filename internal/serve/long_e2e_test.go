@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // tsPlan runs client.mjs with a plan that may set the client's
@@ -39,7 +38,7 @@ type tsLongOutput struct {
 
 func (c *tsClient) longOutput(t *testing.T) tsLongOutput {
 	t.Helper()
-	code, err := c.wait(3 * time.Minute)
+	code, err := c.wait()
 	if err != nil {
 		t.Fatalf("TypeScript client: %v", err)
 	}
@@ -209,7 +208,7 @@ func TestCancelledTaskCancelsItsCalls(t *testing.T) {
 		runStep(`import { cancelled } from "@codemode/servers/long"; globalThis.__codemode_result__ = await cancelled({ atLeast: 1 });`),
 		step{"op": "taskGet", "taskId": "$task"},
 	)
-	if _, err := c.waitLine(blockedLine, 2*time.Minute); err != nil {
+	if _, err := c.waitLine(blockedLine); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(c.stdin)
@@ -259,7 +258,7 @@ globalThis.__codemode_result__ = { count: rows.length, rows };`, width, rows)
 	// most 10 MiB per message unless the client raises its maxBufferSize.
 	cfg := writeConfig(t, upstreams{}, nil)
 	p := startProc(t, baseEnv("CODEMODE_DATA_DIR="+t.TempDir()), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0")
-	m, err := p.waitLine(urlLine, 30*time.Second)
+	m, err := p.waitLine(urlLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +399,7 @@ func TestTaskAcrossStatelessReplicas(t *testing.T) {
 	var urls []*url.URL
 	for range 2 {
 		p := startProc(t, baseEnv("CODEMODE_DATA_DIR="+data), t.TempDir(), codemodeBin(t), "serve", "--config", cfg, "--http", "127.0.0.1:0", "--stateless")
-		m, err := p.waitLine(urlLine, 30*time.Second)
+		m, err := p.waitLine(urlLine)
 		if err != nil {
 			t.Fatal(err)
 		}

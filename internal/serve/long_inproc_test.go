@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,14 +83,14 @@ func newSlowServer() *slowServer {
 	return s
 }
 
-// await receives from ch, failing the test if nothing comes within a
-// minute (a bound on a hang, not a wait).
+// await receives from ch, failing the test if nothing comes before the
+// test binary's deadline (a bound on a hang, not a wait).
 func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(time.Minute):
+	case <-testutil.Expiry(t):
 		t.Fatalf("no %s", what)
 		var zero T
 		return zero
@@ -177,8 +176,7 @@ func (g *longGateway) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.Client
 // runCode calls codemode_run with code (and a progress token, if not nil).
 func runCode(t *testing.T, cs *mcp.ClientSession, code string, token any) (*mcp.CallToolResult, runResponse) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testutil.Context(t)
 	p := &mcp.CallToolParams{Name: "codemode_run", Arguments: map[string]any{"code": code}}
 	if token != nil {
 		p.SetProgressToken(token)
@@ -216,7 +214,7 @@ func TestProgressOfARun(t *testing.T) {
 	}})
 	waitFor := func(msg string) {
 		t.Helper()
-		timeout := time.After(30 * time.Second)
+		timeout := testutil.Expiry(t)
 		for {
 			select {
 			case m := <-seen:
@@ -358,7 +356,7 @@ func (c *rawClient) callErr(method string, params any) (json.RawMessage, *jsonrp
 			return nil, we
 		}
 		return r.Result, nil
-	case <-time.After(60 * time.Second):
+	case <-testutil.Expiry(c.t):
 		c.t.Fatalf("%s: no answer", method)
 		return nil, nil
 	}

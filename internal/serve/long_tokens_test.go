@@ -1,11 +1,9 @@
 package serve_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,8 +45,7 @@ func TestTokensMixedConfig(t *testing.T) {
 	cfg := testutil.Config(servers...)
 	mgr := upstream.New(cfg.Servers, &upstream.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { mgr.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	snaps, failed := mgr.SnapshotAll(ctx)
 	if len(failed) > 0 {
 		t.Fatal(failed)

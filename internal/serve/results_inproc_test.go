@@ -1,16 +1,15 @@
 package serve_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/store"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A result over maxResultBytes is not lost: the response carries a JSON
@@ -25,8 +24,7 @@ func TestLargeResultsAsResources(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	g := newLongGateway(t, map[string]*mcp.Server{"slow": slow.Server}, nil, &serve.Options{Store: st})
 	cs := g.connect(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 
 	code := `const rows = [];
 for (let i = 0; i < 20000; i++) rows.push({ i, name: "row " + i, tags: ["a", "b"] });

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/serve"
 	"github.com/codemode-mcp/codemode/internal/store"
+	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/codemode-mcp/codemode/internal/upstream"
 )
 
@@ -135,8 +135,7 @@ func TestTasks20260728(t *testing.T) {
 	mgr := upstream.New([]config.Server{{ID: "gw", Name: "gw", Transport: config.Stdio, Command: "in-memory"}},
 		&upstream.Options{Dial: upstream.DialInMemory(map[string]*mcp.Server{"gw": g.srv.MCP()}), Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { mgr.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.Context(t)
 	if _, err := mgr.Snapshot(ctx, "gw"); err != nil {
 		t.Fatal(err)
 	}

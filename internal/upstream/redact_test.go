@@ -457,8 +457,7 @@ func TestForwardedRequestsAreRedacted(t *testing.T) {
 	cfg := config.Server{ID: "s", Name: "s", Secrets: []string{doorSecret}}
 	m, _ := newManager(t, []config.Server{cfg}, &Options{Dial: DialInMemory(map[string]*mcp.Server{"s": srv}), ProtocolVersion: "2025-11-25"})
 	f := &recordingForwarder{}
-	ctx, cancel := context.WithTimeout(WithForwarder(context.Background(), f), 20*time.Second)
-	defer cancel()
+	ctx := WithForwarder(testutil.Context(t), f)
 	if _, err := m.CallTool(ctx, "s", "ask", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/config"
 	"github.com/codemode-mcp/codemode/internal/testutil"
@@ -36,8 +35,7 @@ func TestTaskRequiredToolOverStdioAndHTTP(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var stages []string
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
+			ctx := testutil.Context(t)
 			ctx = WithProgress(ctx, func(_, _ float64, msg string) {
 				mu.Lock()
 				stages = append(stages, msg)
