@@ -39,7 +39,7 @@ var floors = map[string]int{
 
 	"internal/cli": 8,
 
-	"cmd/codemode": 9,
+	"cmd/codemode": 9, "cmd/codemode-bench": 9,
 }
 
 // testOnly are packages that only _test.go files may import.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -255,10 +254,10 @@ func TestDirectCallCancelled(t *testing.T) {
 		_, err := m.CallTool(ctx, "h", "block", nil)
 		done <- err
 	}()
-	waitFor(t, "the call to reach the server", 20*time.Second, func() bool { return call(t, m, "h", "state", nil) == "blocking 1 cancelled 0" })
+	waitFor(t, "the call to reach the server", func() bool { return call(t, m, "h", "state", nil) == "blocking 1 cancelled 0" })
 	cancel()
 	asError(t, <-done, "h", Canceled)
-	waitFor(t, "the server to see the cancellation", 20*time.Second, func() bool { return call(t, m, "h", "state", nil) == "blocking 1 cancelled 1" })
+	waitFor(t, "the server to see the cancellation", func() bool { return call(t, m, "h", "state", nil) == "blocking 1 cancelled 1" })
 }
 
 // liveSession returns the server's current session.
@@ -299,7 +298,7 @@ func TestDirectCallDeathAndClose(t *testing.T) {
 		_, err := m2.CallTool(context.Background(), "h", "block", nil)
 		done <- err
 	}()
-	waitFor(t, "the call to reach the server", 20*time.Second, func() bool { return call(t, m2, "h", "state", nil) == "blocking 1 cancelled 0" })
+	waitFor(t, "the call to reach the server", func() bool { return call(t, m2, "h", "state", nil) == "blocking 1 cancelled 0" })
 	m2.Close()
 	asError(t, <-done, "h", Unavailable)
 }
