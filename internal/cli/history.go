@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -89,7 +90,7 @@ func (e *env) historyList(args []string) int {
 	var f store.RunFilter
 	var since, until string
 	var asJSON bool
-	fs.StringVar(&f.Surface, "surface", "", "only runs of this surface (run, search-execute, files, emceepee, thoughtbox, cli, step)")
+	fs.StringVar(&f.Surface, "surface", "", "only runs of this surface ("+strings.Join(historySurfaces(), ", ")+")")
 	fs.StringVar(&f.Outcome, "outcome", "", `only runs with this outcome: "ok", "error" (any failure) or a code such as SANDBOX_LIMIT`)
 	fs.StringVar(&f.Server, "server", "", "only runs that called a tool of this server")
 	fs.StringVar(&since, "since", "", "only runs started at or after this time (RFC 3339, or a duration ago such as 2h)")
@@ -103,6 +104,11 @@ func (e *env) historyList(args []string) int {
 	}
 	if len(pos) > 0 {
 		return e.usageErr(fmt.Errorf("history list takes no arguments, got %q", pos))
+	}
+	if f.Surface != "" && !slices.Contains(historySurfaces(), f.Surface) {
+		// A misspelt surface would otherwise list nothing, as if no run
+		// had been recorded.
+		return e.usageErr(fmt.Errorf("--surface %q: no such surface; use one of %s", f.Surface, strings.Join(historySurfaces(), ", ")))
 	}
 	if f.Since, err = parseWhen("--since", since); err != nil {
 		return e.usageErr(err)
@@ -145,6 +151,14 @@ func (e *env) historyList(args []string) int {
 		fmt.Fprintf(e.stderr, "more: codemode history list --before %s\n", runs[len(runs)-1].ID)
 	}
 	return ExitOK
+}
+
+// historySurfaces are the surfaces runs are recorded under: the MCP
+// surfaces, "classic" (a direct call of a codeMode:false server's tool),
+// "cli" (codemode run) and "step" (POST /v1/code/step, codemode replay step
+// and the proxy).
+func historySurfaces() []string {
+	return append(slices.Clone(config.KnownSurfaces), "classic", "cli", "step")
 }
 
 // parseWhen reads a time flag: RFC 3339, a date, or a duration ago.

@@ -58,6 +58,14 @@ func TestHistoryCommands(t *testing.T) {
 	if got := historyIDs(t, dir, "--surface", "run"); len(got) != 0 {
 		t.Errorf("--surface run: %v", got)
 	}
+	if got := historyIDs(t, dir, "--surface", "cli"); len(got) != 2 {
+		t.Errorf("--surface cli: %v", got)
+	}
+	// A misspelt surface is a usage error naming the surfaces, not an
+	// empty list that reads as "nothing was recorded".
+	if code, _, stderr := invoke(t, "", "history", "list", "--surface", "clI", "--data-dir", dir); code != ExitUsage || !strings.Contains(stderr, `"clI"`) || !strings.Contains(stderr, "classic, cli, step") {
+		t.Errorf("--surface clI: %d %s", code, stderr)
+	}
 	if got := historyIDs(t, dir, "--limit", "1", "--before", failed); len(got) != 1 || got[0] != ok {
 		t.Errorf("--before: %v", got)
 	}
