@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -176,4 +177,36 @@ func (p *parser) approval(key string, raw json.RawMessage) (Approval, error) {
 		fix = fmt.Sprintf("did you mean %q? ", a) + fix
 	}
 	return "", p.errf(key, fix, "unknown approval mode %q", s)
+}
+
+// UnmatchedPatterns describes each allowTools, denyTools and autoApprove
+// pattern of s that matches none of the server's tool names: a pattern
+// written with the script's export name (get_env for the tool get-env) or
+// a typo would otherwise do nothing without a word, and a denyTools entry
+// that does nothing leaves the tool it meant to hide in every script's
+// reach. Each description names the key and the pattern, and the tool it
+// probably meant when one differs from it only in case, "-" and "_".
+func (s Server) UnmatchedPatterns(names []string) []string {
+	var out []string
+	check := func(key string, patterns []string, fold bool) {
+		for _, p := range patterns {
+			if slices.ContainsFunc(names, func(n string) bool { return matchAny([]string{p}, n, fold) }) {
+				continue
+			}
+			msg := fmt.Sprintf("%s %q matches none of the tools of server %q", key, p, s.ID)
+			if i := slices.IndexFunc(names, func(n string) bool { return looseName(n) == looseName(p) }); i >= 0 {
+				msg += fmt.Sprintf(": did you mean %q? (patterns match the server's own tool names, not the names scripts import)", names[i])
+			}
+			out = append(out, msg)
+		}
+	}
+	check("allowTools", s.AllowTools, false)
+	check("denyTools", s.DenyTools, true)
+	check("autoApprove", s.AutoApprove, false)
+	return out
+}
+
+// looseName folds case and treats "-" and "_" alike.
+func looseName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
 }

@@ -189,3 +189,26 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// A policy pattern that matches no tool is reported, with the tool it
+// probably meant when it was written with the script's export name.
+func TestUnmatchedPatterns(t *testing.T) {
+	s := Server{ID: "everything", AllowTools: []string{"get-*", "echo", "nope*"}, DenyTools: []string{"get_env", "GET-SUM"}, AutoApprove: []string{"Echo"}}
+	got := s.UnmatchedPatterns([]string{"echo", "get-env", "get-sum"})
+	want := []string{
+		`allowTools "nope*" matches none of the tools of server "everything"`,
+		`denyTools "get_env" matches none of the tools of server "everything": did you mean "get-env"? (patterns match the server's own tool names, not the names scripts import)`,
+		`autoApprove "Echo" matches none of the tools of server "everything": did you mean "echo"? (patterns match the server's own tool names, not the names scripts import)`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d: %q", len(got), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("[%d]\n got %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	if got := (Server{ID: "x"}).UnmatchedPatterns([]string{"a"}); got != nil {
+		t.Errorf("no patterns: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,5 +71,26 @@ func TestDeniedToolNeverSent(t *testing.T) {
 	}
 	if calls != 0 {
 		t.Errorf("the upstream saw %d calls of a denied tool", calls)
+	}
+}
+
+// A policy pattern that matches none of the server's tools (here the
+// script's export name instead of the tool's own) is logged once with the
+// tool it probably meant, when the tool list arrives.
+func TestUnmatchedPolicyPatternWarned(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "get-env"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		return nil, struct{}{}, nil
+	})
+	m, logs := newManager(t, []config.Server{{ID: "s", Name: "s", DenyTools: []string{"get_env"}}},
+		&Options{Dial: DialInMemory(map[string]*mcp.Server{"s": srv})})
+	if _, err := m.Snapshot(testutil.Context(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Snapshot(testutil.Context(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(logs.String(), `denyTools \"get_env\" matches none of the tools of server \"s\": did you mean \"get-env\"?`); got != 1 {
+		t.Errorf("the warning was logged %d times, want once; logs:\n%s", got, logs.String())
 	}
 }

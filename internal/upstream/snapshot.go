@@ -155,7 +155,7 @@ func (c *serverConn) runFetch(f *fetch) {
 	defer cancel()
 	tools, tasks, err := c.listTools(ctx, f.sess)
 	var snap *Snapshot
-	fire := false
+	fire, changed := false, false
 
 	c.mu.Lock()
 	st := &c.snaps
@@ -172,6 +172,7 @@ func (c *serverConn) runFetch(f *fetch) {
 			st.gen++
 			snap.Generation = st.gen
 			st.cur = snap
+			changed = true
 			// A change found without a notification (typically after a
 			// restart) is announced too.
 			fire = prev != nil && !f.afterNotify
@@ -181,8 +182,24 @@ func (c *serverConn) runFetch(f *fetch) {
 	}
 	c.mu.Unlock()
 	close(f.done)
+	if changed {
+		c.warnUnmatched(snap)
+	}
 	if fire {
 		c.m.notifyToolsChanged(c.cfg.ID)
+	}
+}
+
+// warnUnmatched logs, once per tool list, each policy pattern of the
+// server's configuration that matches none of its tools (a denyTools
+// entry written as the export name get_env hides nothing).
+func (c *serverConn) warnUnmatched(snap *Snapshot) {
+	names := make([]string, len(snap.Tools))
+	for i, t := range snap.Tools {
+		names[i] = t.Name
+	}
+	for _, msg := range c.cfg.UnmatchedPatterns(names) {
+		c.log.Warn("a tool policy pattern matches no tool", slog.String("problem", msg))
 	}
 }
 
