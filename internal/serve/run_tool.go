@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +40,10 @@ type runArgs struct {
 	// declared: this schema is in every tools/list of the default
 	// surface, whose token budget has no room for them.
 }
+
+// runArgNames are the arguments the run tool takes: runArgs' and the
+// undeclared script and args.
+var runArgNames = []string{"code", "limits", "requestedCapabilities", "dryRun", "script", "args"}
 
 // runLimits are §3.2.4's limit keys. Unknown keys are ignored, not refused:
 // the generated schema leaves the object open.
@@ -127,6 +133,22 @@ func decodeRequest(raw json.RawMessage) (run.Request, *diag.Diagnostic) {
 	}
 	if len(raw) == 0 || json.Unmarshal(raw, &fields) != nil {
 		return bad("the arguments must be a JSON object", `call with {"code": "..."}`)
+	}
+	if c, ok := fields["code"]; !ok || bytes.Equal(c, []byte("null")) {
+		// Say which argument was sent instead ({"cod": ...}, {"script_": ...}):
+		// the model fixes a misspelt key faster when it sees it named.
+		var unknown []string
+		for k := range fields {
+			if !slices.Contains(runArgNames, k) {
+				unknown = append(unknown, strconv.Quote(k))
+			}
+		}
+		hint := `call with {"code": "..."}: the script's source text`
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			hint = fmt.Sprintf("%s is not an argument of this tool (it takes %s); %s", strings.Join(unknown, ", "), strings.Join(runArgNames, ", "), hint)
+		}
+		return bad(`"code" must be a string, and the arguments have none`, hint)
 	}
 	if json.Unmarshal(fields["code"], &args.Code) != nil {
 		return bad(`"code" must be a string`, "pass the script's source text as a string")

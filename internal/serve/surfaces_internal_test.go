@@ -69,6 +69,22 @@ func TestRunLimitsMatchConfig(t *testing.T) {
 	}
 }
 
+// A run request without code says so, and names the argument sent
+// instead, so that a misspelt key is fixed at once.
+func TestDecodeRequestWithoutCode(t *testing.T) {
+	for in, want := range map[string][]string{
+		`{"cod": "x", "limits": {}}`: {`"code" must be a string, and the arguments have none`, `"cod" is not an argument of this tool (it takes code, limits, requestedCapabilities, dryRun, script, args)`},
+		`{}`:                         {`"code" must be a string, and the arguments have none`, `call with {"code": "..."}`},
+		`{"code": null}`:             {`"code" must be a string, and the arguments have none`, `call with {"code": "..."}`},
+		`{"code": 5}`:                {`"code" must be a string`, "pass the script's source text as a string"},
+	} {
+		_, bad := decodeRequest([]byte(in))
+		if bad == nil || bad.Message != want[0] || !strings.Contains(bad.Hint, want[1]) {
+			t.Errorf("%s: got %+v, want message %q and a hint with %q", in, bad, want[0], want[1])
+		}
+	}
+}
+
 // An amendment of a property the type does not have fails at once.
 func TestPropOfAMissingPropertyPanics(t *testing.T) {
 	defer func() {
