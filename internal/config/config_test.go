@@ -180,6 +180,9 @@ func TestAdmissionSettings(t *testing.T) {
 	if c.MaxLimits.MaxMemoryBytes != 256<<20 || c.Resolve(Limits{MaxMemoryBytes: 1 << 40}).MaxMemoryBytes != 256<<20 {
 		t.Errorf("max memory = %d, want the budget", c.MaxLimits.MaxMemoryBytes)
 	}
+	if c, err := Parse("codemode.json", []byte(`{"codemode": {"defaultLimits": {"timeoutMs": 600000}, "maxLimits": {"timeoutMs": 900000}}}`), env(nil)); err != nil || c.DefaultLimits.TimeoutMs != 600000 {
+		t.Errorf("a default under a raised maximum: %v, %+v", err, c)
+	}
 	for _, tc := range []struct{ src, key string }{
 		{`{"codemode": {"memoryBudgetBytes": 1000000, "maxLimits": {"maxMemoryBytes": 2000000}}}`, "codemode.maxLimits.maxMemoryBytes"},
 		{`{"codemode": {"memoryBudgetBytes": 1000000, "defaultLimits": {"maxMemoryBytes": 2000000}}}`, "codemode.defaultLimits.maxMemoryBytes"},
@@ -187,6 +190,9 @@ func TestAdmissionSettings(t *testing.T) {
 		{`{"codemode": {"maxConcurrentRuns": 2.5}}`, "codemode.maxConcurrentRuns"},
 		{`{"codemode": {"memoryBudgetBytes": "4GiB"}}`, "codemode.memoryBudgetBytes"},
 		{`{"codemode": {"maxConcurentRuns": 2}}`, "codemode.maxConcurentRuns"},
+		// A default above its maximum would be lowered without a word.
+		{`{"codemode": {"defaultLimits": {"timeoutMs": 600000}}}`, "codemode.defaultLimits.timeoutMs"},
+		{`{"codemode": {"defaultLimits": {"maxToolCalls": 50}, "maxLimits": {"maxToolCalls": 20}}}`, "codemode.defaultLimits.maxToolCalls"},
 	} {
 		_, err := Parse("codemode.json", []byte(tc.src), env(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), "fix:") {

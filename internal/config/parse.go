@@ -799,6 +799,9 @@ func (p *parser) gateway(c *Config, raw json.RawMessage) error {
 	if err := p.withinBudget(c); err != nil {
 		return err
 	}
+	if err := p.defaultsWithinMax(c); err != nil {
+		return err
+	}
 	if err := p.runToolNameFree(c); err != nil {
 		return err
 	}
@@ -823,6 +826,33 @@ func (p *parser) withinBudget(c *Config) error {
 		if l.v > budget {
 			return p.errf(l.key, fmt.Sprintf("use at most %d, or raise codemode.memoryBudgetBytes", budget),
 				"is %d, more than %s (%d bytes): a run with that limit could never start", l.v, budgetKey, budget)
+		}
+	}
+	return nil
+}
+
+// defaultsWithinMax refuses a default limit the file sets above its
+// maximum (the file's maxLimits, else the built-in one): it would be
+// lowered to the maximum without a word, and a user who wrote a default of
+// ten minutes would get five.
+func (p *parser) defaultsWithinMax(c *Config) error {
+	for _, l := range []struct {
+		key          string
+		def, max, bi int64
+	}{
+		{"timeoutMs", c.DefaultLimits.TimeoutMs, c.MaxLimits.TimeoutMs, BuiltinMaxLimits.TimeoutMs},
+		{"maxMemoryBytes", c.DefaultLimits.MaxMemoryBytes, c.MaxLimits.MaxMemoryBytes, BuiltinMaxLimits.MaxMemoryBytes},
+		{"maxLogBytes", c.DefaultLimits.MaxLogBytes, c.MaxLimits.MaxLogBytes, BuiltinMaxLimits.MaxLogBytes},
+		{"maxToolCalls", c.DefaultLimits.MaxToolCalls, c.MaxLimits.MaxToolCalls, BuiltinMaxLimits.MaxToolCalls},
+		{"maxResultBytes", c.DefaultLimits.MaxResultBytes, c.MaxLimits.MaxResultBytes, BuiltinMaxLimits.MaxResultBytes},
+	} {
+		max, whose := l.max, "codemode.maxLimits."+l.key
+		if max == 0 {
+			max, whose = l.bi, "the built-in maximum"
+		}
+		if l.def > max {
+			return p.errf("codemode.defaultLimits."+l.key, fmt.Sprintf("lower it to at most %d, or set codemode.maxLimits.%s to at least %d", max, l.key, l.def),
+				"is %d, more than %s (%d): every run would get the maximum instead", l.def, whose, max)
 		}
 	}
 	return nil
