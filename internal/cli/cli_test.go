@@ -269,7 +269,9 @@ globalThis.__codemode_result__ = { e, t };`)
 		t.Errorf("dry run: %s", stdout)
 	}
 	code, stdout, _ = invoke(t, "", "run", "--config", cfg, script)
-	if code != ExitFailed || !strings.Contains(stdout, "APPROVAL_REQUIRED") {
+	// The diagnostic speaks to the user at the terminal: no client, and
+	// --dry-run as the way to see the calls.
+	if code != ExitFailed || !strings.Contains(stdout, "APPROVAL_REQUIRED") || !strings.Contains(stdout, "no MCP client to ask (codemode run)") || !strings.Contains(stdout, "--dry-run") {
 		t.Errorf("without --dry-run: exit %d\n%s", code, stdout)
 	}
 }

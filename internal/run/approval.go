@@ -425,9 +425,29 @@ func approvalRequired(calls []string, why string) diag.Diagnostic {
 	if len(calls) > 1 {
 		what, them = fmt.Sprintf("%d calls need", len(calls)), "them"
 	}
+	hint := `connect through a client that supports MCP elicitation (or the 2026-07-28 protocol's input-required results), or have the operator list these tools in the server's "autoApprove"; {"dryRun": true} shows what the script would do without sending it`
+	if why == whyNoClient {
+		// codemode run: the user is at the terminal, not behind a client.
+		hint = `run it with --dry-run to see what it would send, run it through a client that supports MCP elicitation (codemode serve), or list these tools in the server's "autoApprove" in the configuration`
+	}
 	return diag.Diagnostic{Severity: diag.SeverityError, Code: diag.ApprovalRequired,
 		Message: fmt.Sprintf("%s the user's approval, and %s; the run stopped before %s and nothing was sent: %s", what, why, them, strings.Join(calls, "; ")),
-		Hint:    `connect through a client that supports MCP elicitation (or the 2026-07-28 protocol's input-required results), or have the operator list these tools in the server's "autoApprove"; {"dryRun": true} shows what the script would do without sending it`}
+		Hint:    hint}
+}
+
+// Why an approval could not be asked: the run has no MCP client at all
+// (codemode run), or its client declared no way to be asked.
+const (
+	whyNoClient = "this run has no MCP client to ask (codemode run)"
+	whyNoElicit = "this client declared no way to be asked (MCP elicitation)"
+)
+
+// whyCannotAsk says why ch cannot ask for approval.
+func whyCannotAsk(ch *outer.Channel) string {
+	if ch == nil {
+		return whyNoClient
+	}
+	return whyNoElicit
 }
 
 // maxListedCalls bounds the calls one approval request or diagnostic lists
@@ -536,7 +556,7 @@ func (r *Runner) runApproving(ctx context.Context, req Request, x Extra, obs *ob
 			}
 		}
 		if !ch.CanElicit() {
-			resp.Diagnostics = append(resp.Diagnostics, approvalRequired(listed, "this client declared no way to be asked (MCP elicitation)"))
+			resp.Diagnostics = append(resp.Diagnostics, approvalRequired(listed, whyCannotAsk(ch)))
 			return resp
 		}
 		key := fmt.Sprintf("approval-%d", led.Batches)

@@ -104,7 +104,7 @@ func (r *Runner) callDirect(ctx context.Context, cat *catalog.Catalog, limits co
 			return nil, diagError(approvalRequired(listed, why)), v.trace()
 		}
 		if !ch.CanElicit() {
-			return refuse("this client declared no way to be asked (MCP elicitation)")
+			return refuse(whyCannotAsk(ch))
 		}
 		key := fmt.Sprintf("approval-%d", led.Batches)
 		answer, err := ch.Elicit(ctx, key, r.elicitation(batch))
