@@ -28,6 +28,7 @@ import (
 	"github.com/codemode-mcp/codemode/internal/builtin/thoughtbox"
 	"github.com/codemode-mcp/codemode/internal/catalog"
 	"github.com/codemode-mcp/codemode/internal/config"
+	"github.com/codemode-mcp/codemode/internal/diag"
 	"github.com/codemode-mcp/codemode/internal/run"
 	"github.com/codemode-mcp/codemode/internal/store"
 	"github.com/codemode-mcp/codemode/internal/upstream"
@@ -132,7 +133,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, suggestFlag(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -141,6 +142,31 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// suggestFlag adds to the flag package's "flag provided but not defined"
+// the command's flag within edit distance 2 of the one given, or that it
+// begins (or that begins it), if any.
+func suggestFlag(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return err
+	}
+	name = strings.TrimLeft(name, "-")
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := diag.Distance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) {
+			d = min(d, 1) // --timeout for --timeout-ms
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean --%s?", err, best)
 }
 
 func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
