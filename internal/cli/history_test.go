@@ -152,6 +152,29 @@ func TestHistoryRerunSurface(t *testing.T) {
 	}
 }
 
+// A rerun that ends while a server still starts says nothing about that
+// server: its start was cut short by the rerun's end, not by a fault.
+func TestHistoryRerunQuietAboutStartingServers(t *testing.T) {
+	dir := t.TempDir()
+	// sleep never answers initialize: the server is still starting when
+	// the rerun, which does not use it, ends.
+	cfg := writeFile(t, t.TempDir(), "codemode.json", `{"mcpServers": {"slow": {"command": "sleep", "args": ["30"]}}}`)
+	st := store.New(&store.Options{Dir: dir})
+	rec := store.RunRecord{ID: "01900000-0000-7000-8000-000000000002", Start: time.Now(), Surface: "run", Tool: "codemode_run",
+		Code: `globalThis.__codemode_result__ = 42`, Limits: json.RawMessage(`{}`), Outcome: "ok", Response: json.RawMessage(`{}`)}
+	if err := st.History().Add(context.Background(), []store.RunRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, stdout, stderr := invoke(t, "", "history", "rerun", rec.ID, "--config", cfg, "--data-dir", dir)
+	if code != ExitOK || !strings.Contains(stdout, `"result": 42`) {
+		t.Fatalf("rerun: %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "upstream unavailable") {
+		t.Errorf("the rerun's end was reported as the server's fault:\n%s", stderr)
+	}
+}
+
 // Saved scripts: save (versions kept), list, show, delete, and codemode run
 // --script with --args.
 func TestScriptsCommands(t *testing.T) {

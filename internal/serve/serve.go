@@ -277,11 +277,15 @@ func (s *Server) ToolsChanged(serverID string) {
 func (s *Server) refresh(ctx context.Context) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
+	serving := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.opts.WarmupTimeout)
 	defer cancel()
 	servers, failed := s.cat.View().All(ctx)
 	for id, err := range failed {
-		if !errors.Is(err, upstream.ErrClosed) { // closed: shutting down
+		// Closed, or cut short because the server stops (codemode history
+		// rerun ends while a server still starts): shutting down, not a
+		// fault of the upstream.
+		if !errors.Is(err, upstream.ErrClosed) && serving.Err() == nil {
 			s.log.Warn("upstream unavailable", "server", id, "err", err)
 		}
 	}
