@@ -235,6 +235,7 @@ func New(runner *run.Runner, mgr *upstream.Manager, opts *Options) *Server {
 	// which tools/list waits for. (A client connected by then may receive
 	// one tools/list_changed before it has listed anything.)
 	s.mcp.AddReceivingMiddleware(s.capSessions, s.waitForWarmup, unescapedResults)
+	s.mcp.AddSendingMiddleware(notInitializedYet)
 	s.register(nil)
 	return s
 }

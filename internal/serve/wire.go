@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,4 +81,21 @@ func unescapeHTML(b []byte) []byte {
 		i++
 	}
 	return out
+}
+
+// notInitializedYet is a sending middleware that drops a list_changed
+// notification to a session that has not been initialized: the SDK
+// notifies every connected session when tools change, and the first
+// refresh can come before a stdio client's initialize (a notification
+// before initialization breaks the protocol's lifecycle). Such a client
+// lists the tools after initializing anyway.
+func notInitializedYet(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") && strings.HasSuffix(method, "/list_changed") {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() == nil {
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
