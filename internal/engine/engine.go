@@ -42,6 +42,7 @@ package engine
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -124,6 +125,7 @@ func Attach(m *quickjs.VM) (*Engine, error) {
 		return nil, ErrLayout
 	}
 	e := &Engine{vm: m, tls: tls, ctx: ctx, rt: rt, taLength: undefinedValue, strFallback: undefinedValue}
+	e.seedRandom()
 	registryMu.Lock()
 	byContext[ctx] = e
 	byMalloc[rt+mallocStateOffset] = e
@@ -194,6 +196,15 @@ func (e *Engine) Kick() { atomic.StoreInt32(e.interruptCounter(), 0) }
 // InterruptCounter reads the ticks left before the engine next consults its
 // interrupt handler.
 func (e *Engine) InterruptCounter() int32 { return atomic.LoadInt32(e.interruptCounter()) }
+
+// seedRandom gives Math.random a random seed. quickjs seeds it with the
+// time in microseconds, so two VMs made in the same microsecond (on two
+// cores at once) drew the same numbers: two concurrent runs picking
+// "random" keys picked the same ones. A deterministic run replaces
+// Math.random with its own seeded generator (package sandbox).
+func (e *Engine) seedRandom() {
+	*(*uint64)(cMemory(e.ctx + unsafe.Offsetof(lib.TJSContext{}.Frandom_state))) = rand.Uint64() | 1 // never 0
+}
 
 func (e *Engine) interruptCounter() *int32 {
 	return (*int32)(cMemory(e.ctx + unsafe.Offsetof(lib.TJSContext{}.Finterrupt_counter)))

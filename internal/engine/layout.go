@@ -61,8 +61,9 @@ var layout = []field{
 	{"quickjs.Value", reflect.TypeFor[quickjs.Value](), "v", 8, 16, ""},
 	{"JSValue", reflect.TypeFor[lib.TJSValue](), "Fu.Fuint641", 0, 8, "uint64"},
 	{"JSValue", reflect.TypeFor[lib.TJSValue](), "Ftag", 8, 8, "int64"},
-	// JSContext.interrupt_counter (Kick).
+	// JSContext.interrupt_counter (Kick) and random_state (seedRandom).
 	{"JSContext", reflect.TypeFor[lib.TJSContext](), "Finterrupt_counter", 424, 4, "int32"},
+	{"JSContext", reflect.TypeFor[lib.TJSContext](), "Frandom_state", 416, 8, "uint64"},
 	// JSRuntime's allocator and accounting (alloc.go, Memory) and its
 	// stack of frames (call sites).
 	{"JSRuntime", reflect.TypeFor[lib.TJSRuntime](), "Fmalloc_ctx.Fmf.Fjs_malloc", 1000, 8, "uintptr"},

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
+	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
 )
 
@@ -90,4 +92,36 @@ func rssMiB(t *testing.T) int {
 	}
 	t.Fatal("no VmRSS")
 	return 0
+}
+
+// Math.random is seeded per VM from the process's random source, not from
+// the clock quickjs reads (two VMs made in the same microsecond drew the
+// same numbers): the state seedRandom writes is the one Math.random reads.
+func TestMathRandomSeededPerVM(t *testing.T) {
+	state := func(e *Engine) *uint64 {
+		return (*uint64)(cMemory(e.ctx + unsafe.Offsetof(lib.TJSContext{}.Frandom_state)))
+	}
+	var ms [2]*quickjs.VM
+	var es [2]*Engine
+	for i := range ms {
+		m, e, err := NewVM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Drop()
+		ms[i], es[i] = m, e
+	}
+	// The clock's seed, the same in both: the same numbers.
+	*state(es[0]), *state(es[1]) = 1764072000000000, 1764072000000000
+	if a, b := eval(t, ms[0], `String(Math.random())`), eval(t, ms[1], `String(Math.random())`); a != b {
+		t.Fatalf("Math.random does not read the state: %v, %v", a, b)
+	}
+	es[0].seedRandom()
+	es[1].seedRandom()
+	if *state(es[0]) == 0 || *state(es[0]) == *state(es[1]) {
+		t.Fatalf("seeds %d, %d", *state(es[0]), *state(es[1]))
+	}
+	if a, b := eval(t, ms[0], `String(Math.random())`), eval(t, ms[1], `String(Math.random())`); a == b {
+		t.Errorf("two VMs drew %v", a)
+	}
 }
