@@ -264,7 +264,10 @@ func TestCacheChargesOutput(t *testing.T) {
 func TestOutputAmplificationIsRefused(t *testing.T) {
 	enum := "enum E { a = '" + strings.Repeat("x", 20000) + "' }\nglobalThis.__codemode_result__ = [" + strings.Repeat("E.a,", 2000) + "].length;\n"
 	out, diags := Module(context.Background(), enum, &Options{Lang: "ts"})
-	if out != nil || len(diags) != 1 || diags[0].Code != diag.SandboxLimit || !strings.Contains(diags[0].Message, "too much code") {
+	// Refused for its output, or (a race-detector build's worker needs
+	// several times the memory) for the memory esbuild took to make it.
+	if out != nil || len(diags) != 1 || diags[0].Code != diag.SandboxLimit ||
+		!strings.Contains(diags[0].Message, "too much code") && !strings.Contains(diags[0].Message, "memory") {
 		t.Fatalf("inlined enum: out %v, diagnostics %+v", out != nil, diags)
 	}
 	if _, again := Module(context.Background(), enum, &Options{Lang: "ts"}); len(again) != 1 || again[0].Message != diags[0].Message {
