@@ -17,6 +17,9 @@ func TestModulesFreedWithTheirVM(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status")
 	}
+	// 43 runs building 16 MB of strings each: nearly two minutes under
+	// the race detector, and resident sizes it distorts.
+	engineStress(t)
 	opts := &Options{Resolve: func(ctx context.Context, s string) (string, error) {
 		return `export const big = "y".repeat(8_000_000);`, nil
 	}}
