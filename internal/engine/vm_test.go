@@ -3,15 +3,14 @@
 package engine
 
 import (
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 
 	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A VM made by NewVM is an ordinary quickjs.VM: it evaluates, interrupts,
@@ -66,32 +65,14 @@ func TestDropFreesEverything(t *testing.T) {
 	for range 5 {
 		cycle()
 	}
-	before := rssMiB(t)
+	before := testutil.ResidentMiB(t)
 	for range 100 {
 		cycle()
 	}
 	// Kept, they would hold 400 MB.
-	if grew := rssMiB(t) - before; grew > 100 {
+	if grew := testutil.ResidentMiB(t) - before; grew > 100 {
 		t.Errorf("the resident set grew by %d MiB over 100 VMs", grew)
 	}
-}
-
-func rssMiB(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb / 1024
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }
 
 // Math.random is seeded per VM from the process's random source, not from

@@ -2,11 +2,10 @@ package sandbox
 
 import (
 	"context"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/codemode-mcp/codemode/internal/testutil"
 )
 
 // A module's top-level variables die with the run's VM, whether the module
@@ -34,34 +33,16 @@ func TestModulesFreedWithTheirVM(t *testing.T) {
 	for range 3 {
 		run()
 	}
-	before := residentMiB(t)
+	before := testutil.ResidentMiB(t)
 	const runs = 40
 	for range runs {
 		run()
 	}
 	WarmPool() // the VMs of these runs are closed
 	// Kept, the modules would hold 16 MB per run: 640 MB.
-	if grew := residentMiB(t) - before; grew > 200 {
+	if grew := testutil.ResidentMiB(t) - before; grew > 200 {
 		t.Errorf("the resident set grew by %d MiB over %d runs", grew, runs)
 	}
-}
-
-func residentMiB(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb / 1024
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }
 
 // §1.4 through what runs now share: a server module, an internal module, the

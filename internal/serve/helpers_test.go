@@ -212,8 +212,15 @@ type stdioGateway struct {
 // end of the test if it is still running.
 func startStdio(t *testing.T, args ...string) *stdioGateway {
 	t.Helper()
-	g := &stdioGateway{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	g.cmd = exec.Command(codemodeBin(t), append([]string{"serve", "--warmup", warmup.String()}, args...)...)
+	return startGateway(t, exec.Command(codemodeBin(t), append([]string{"serve", "--warmup", warmup.String()}, args...)...))
+}
+
+// startGateway starts cmd (a `codemode serve` over stdio) with the tests'
+// environment in a temporary directory; the process is killed at the end
+// of the test if it is still running.
+func startGateway(t *testing.T, cmd *exec.Cmd) *stdioGateway {
+	t.Helper()
+	g := &stdioGateway{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	g.cmd.Env = baseEnv()
 	g.cmd.Dir = t.TempDir()
 	g.cmd.Stderr = g.stderr

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/codemode-mcp/codemode/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,31 +32,7 @@ func startCapped(t *testing.T, args ...string) *stdioGateway {
 	if err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
-	g := &stdioGateway{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	g.cmd = exec.Command(prlimit, append([]string{fmt.Sprintf("--as=%d", memoryCap), "--", codemodeBin(t), "serve"}, args...)...)
-	g.cmd.Env = baseEnv()
-	g.cmd.Dir = t.TempDir()
-	g.cmd.Stderr = g.stderr
-	if g.stdin, err = g.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if g.stdout, err = g.cmd.StdoutPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g.cmd.WaitDelay = 2 * time.Second
-	go func() { g.waitErr = g.cmd.Wait(); close(g.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-g.exited:
-		default:
-			g.cmd.Process.Kill()
-			<-g.exited
-		}
-	})
-	return g
+	return startGateway(t, exec.Command(prlimit, append([]string{fmt.Sprintf("--as=%d", memoryCap), "--", codemodeBin(t), "serve"}, args...)...))
 }
 
 // runOver calls codemode_run and returns its response as text; a crash of
